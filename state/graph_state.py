@@ -1,0 +1,77 @@
+"""The graph state (TypedDict) and its reducers.
+
+Large texts stay out: results keep id, url, title and a snippet; full pages
+live in the page store and the state keeps only references.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from state.rng import new_rng
+from state.settings import Settings
+
+
+def merge_results(old: dict[str, dict], new: dict[str, dict]) -> dict[str, dict]:
+    """Accepted results keyed by url; the first time a url was accepted wins."""
+    merged = dict(old or {})
+    for url, res in (new or {}).items():
+        merged.setdefault(url, res)
+    return merged
+
+
+def upsert_records(old: list[dict], new: list[dict]) -> list[dict]:
+    """Round records keyed by round number. A later partial update of the same round
+    (compress adding knowledge size and its timing) merges into it: dicts merge,
+    lists extend, ``model_calls`` adds up, other fields are replaced."""
+    out = list(old or [])
+    index = {r["round"]: i for i, r in enumerate(out)}
+    for rec in new or []:
+        i = index.get(rec["round"])
+        if i is None:
+            index[rec["round"]] = len(out)
+            out.append(rec)
+            continue
+        merged = dict(out[i])
+        for key, value in rec.items():
+            prev = merged.get(key)
+            if isinstance(prev, dict) and isinstance(value, dict):
+                merged[key] = {**prev, **value}
+            elif isinstance(prev, list) and isinstance(value, list):
+                merged[key] = prev + value
+            elif key == "model_calls" and prev is not None:
+                merged[key] = prev + value
+            else:
+                merged[key] = value
+        out[i] = merged
+    return out
+
+
+class ResearchState(TypedDict, total=False):
+    task: str
+    settings: dict[str, Any]           # Settings.model_dump(); checkpointed so resume uses the same knobs
+    planned_queries: list[str]         # the initial plan (rounds 1..len)
+    queries: Annotated[list[str], operator.add]  # every query asked, in order
+    knowledge: str                     # rolling knowledge state, <= knowledge_max_chars
+    results: Annotated[dict[str, dict], merge_results]  # accepted results by url (SearchResult dicts)
+    round: int                         # rounds started
+    current: dict[str, Any]            # the round in progress: its results and partial record
+    records: Annotated[list[dict], upsert_records]  # RoundRecord dicts, one per round (compress adds to its round's)
+    rng: dict[str, int]                # epsilon-draw generator state (see state.rng)
+    pages: list[dict]                  # enrichment: {url, chars, overlap} refs and skips, never page text
+    result: dict | None                # AgentResult dict once decided
+
+
+def initial_state(task: str, settings: Settings) -> ResearchState:
+    return {
+        "task": task,
+        "settings": settings.model_dump(),
+        "planned_queries": [],
+        "knowledge": "",
+        "round": 0,
+        "current": {},
+        "rng": new_rng(settings.seed),
+        "pages": [],
+        "result": None,
+    }

@@ -1,0 +1,69 @@
+"""The records a session keeps: results, round records, the final result (pydantic).
+
+They travel through the graph state as plain dicts (``model_dump()``) so the
+checkpoint serializer stores them as JSON-like data; the models validate them
+at the edges (sources, the API, tests).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+GateDecision = Literal["accept", "epsilon_pass", "stop", "cap"]
+ACCEPTED = ("accept", "epsilon_pass", "cap")
+
+
+class SearchResult(BaseModel):
+    """One hit from a source. ``url`` is the dedup key (local docs get ``local://corpus/id``)."""
+
+    id: str = Field(description="The source's own id (corpus doc id, or the URL for web results).")
+    url: str
+    title: str = ""
+    snippet: str = Field("", description="Short body shown in the results; full pages never go into the state.")
+    source: str = ""
+    score: float | None = Field(None, description="The source's retrieval score (BM25 for the local corpus).")
+
+
+class RoundRecord(BaseModel):
+    """What happened in one round and why; a person reading a checkpoint should not have to guess."""
+
+    round: int
+    query: str
+    source: str
+    planner: str = Field(description="How the query was made: planned, gap-terms, model, fallback...")
+    total: int = 0
+    new: int = Field(0, description="Results whose url/id the session had not accepted before.")
+    result_chars: int = 0
+    quality_retry: str | None = Field(None, description="The simplified query when round 1 fell under the quality floor.")
+    novelty: float | None = None
+    novelty_method: str = ""
+    novelty_detail: dict = Field(default_factory=dict)
+    decision: GateDecision | None = None
+    reason: str = ""
+    epsilon_draw: float | None = None
+    knowledge_chars: int | None = Field(None, description="Size of the knowledge state after this round.")
+    compress: str | None = Field(None, description="How the knowledge state was updated (bodies, extractive, model).")
+    model_calls: int = 0
+    durations_ms: dict[str, float] = Field(default_factory=dict)
+    errors: list[str] = Field(default_factory=list)
+    fallbacks: list[str] = Field(default_factory=list)
+
+
+class SourceRef(BaseModel):
+    n: int = Field(description="The number the answer cites as [n].")
+    url: str
+    title: str = ""
+    pub_date: str | None = None
+    excerpt: str = ""
+
+
+class AgentResult(BaseModel):
+    outcome: Literal["answer", "no_results", "True", "False", "Invalid"] = "answer"
+    task: str
+    answer: str = Field("", description="Extractive answer/summary citing sources as [n].")
+    sources: list[SourceRef] = Field(default_factory=list)
+    stop_reason: str = ""
+    rounds: int = 0
+    debug: dict = Field(default_factory=dict, description="total_queries, total_pages_visited, errors ...")

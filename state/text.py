@@ -1,0 +1,82 @@
+"""Plain-text helpers shared by nodes and sources: terms, sentences, overlap."""
+
+from __future__ import annotations
+
+import re
+
+# A short English stopword list: function words and question words that carry
+# no topic (kept small and explicit so its effect on queries is predictable).
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had has
+    have having he her here hers herself him himself his how i if in into is it its itself just me more
+    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves s t d ll m o re ve y isn aren wasn weren hasn haven hadn
+    doesn don didn won wouldn shouldn couldn mustn many much whose known called name named one first""".split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters/digits, Unicode-aware)."""
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text or "")]
+
+
+def terms(text: str) -> list[str]:
+    """Content terms: words minus stopwords and 1-letter tokens, order kept, duplicates kept."""
+    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def term_set(text: str) -> set[str]:
+    return set(terms(text))
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences (good enough for extractive merging)."""
+    out = []
+    for para in re.split(r"\n\s*\n|\n(?=[-*•] )", text or ""):
+        para = " ".join(para.split())
+        if para:
+            out.extend(s.strip() for s in _SENT.split(para) if s.strip())
+    return out
+
+
+def overlap(a: str | set[str], b: str | set[str]) -> float:
+    """Share of a's content terms that also occur in b (0 when a has none)."""
+    sa = a if isinstance(a, set) else term_set(a)
+    sb = b if isinstance(b, set) else term_set(b)
+    if not sa:
+        return 0.0
+    return len(sa & sb) / len(sa)
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut at a word boundary to at most ``limit`` characters (adds … when cut)."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - 1)]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def clip_lines(text: str, limit: int) -> str:
+    """Whole lines while they fit in ``limit``; a first line longer than that is clipped."""
+    out: list[str] = []
+    used = 0
+    for line in (ln.rstrip() for ln in (text or "").strip().splitlines()):
+        if not line:
+            continue
+        need = len(line) + (1 if out else 0)
+        if used + need > limit:
+            if not out:
+                out.append(clip(line, limit))
+            break
+        out.append(line)
+        used += need
+    return "\n".join(out)
