@@ -1,0 +1,65 @@
+"""Search sources: the local FTS5 corpus, the embedded Wikipedia corpus, DuckDuckGo, the cache.
+
+``make_source(settings, home)`` builds the source a session uses, wrapped in
+the on-disk search cache (``home/cache.db``); local indexes live in ``home/index``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from state.context import SearchSource
+from state.settings import Settings
+
+from sources.cache import CachedSource, SearchCache, cache_key
+from sources.ddg import DuckDuckGoSource
+from sources.local import INDEX_VERSION, CorpusError, LocalCorpus, match_expression
+from sources.pages import SqlitePageStore
+from sources.wiki import open_wiki
+
+__all__ = [
+    "INDEX_VERSION",
+    "CachedSource",
+    "CorpusError",
+    "DuckDuckGoSource",
+    "LocalCorpus",
+    "SearchCache",
+    "SqlitePageStore",
+    "cache_key",
+    "make_source",
+    "match_expression",
+    "open_wiki",
+]
+
+DDG_TIMEOUT_S = 10
+
+
+def make_source(settings: Settings, home: Path | str) -> SearchSource:
+    """The source ``settings.source`` names, behind the search cache at ``home/cache.db``."""
+    home = Path(home).expanduser()
+    home.mkdir(parents=True, exist_ok=True)
+    if settings.source == "local":
+        inner: SearchSource = _open_corpus(settings.corpus, home / "index")
+        # the index file name carries the corpus version: a changed corpus misses the cache
+        params = {"index": inner.index_path.name if inner.index_path else None}
+    elif settings.source == "ddg":
+        inner = DuckDuckGoSource(
+            region=settings.ddg_region,
+            safesearch=settings.ddg_safesearch,
+            timelimit=settings.ddg_timelimit,
+            backend=settings.ddg_backend,
+            timeout=DDG_TIMEOUT_S,
+        )
+        params = inner.params
+    else:  # Settings validates the literal; this guards a future value
+        raise ValueError(f"unknown source {settings.source!r}")
+    return CachedSource(inner, SearchCache(home / "cache.db"), settings.cache_ttl_s, params=params)
+
+
+def _open_corpus(corpus: str | None, index_dir: Path) -> LocalCorpus:
+    if corpus is None:
+        return open_wiki(index_dir)
+    try:
+        return LocalCorpus.open(corpus, index_dir)
+    except CorpusError as err:
+        raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {corpus!r})") from None

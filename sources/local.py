@@ -1,0 +1,323 @@
+"""LocalCorpus: SQLite FTS5 BM25 search over a JSONL file or a folder of .md/.txt files.
+
+The index is built once into an SQLite file named after the corpus (its absolute
+path, size and mtime, plus INDEX_VERSION), so a changed corpus gets a fresh
+index and an unchanged one is reused. Builds go to a temp file that is moved
+into place with ``os.replace``: a crash mid-build never leaves a half index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from urllib.parse import quote
+
+from state.records import SearchResult
+from state.text import clip, terms
+
+INDEX_VERSION = 1
+SNIPPET_CHARS = 500
+MAX_QUERY_TERMS = 64  # longer queries keep their first 64 distinct terms
+FOLDER_SUFFIXES = (".md", ".txt")
+RANK = "bm25(2.0, 1.0)"  # FTS5 rank function: title weighted twice the text
+
+Record = tuple[str, str, str, str]  # id, url, title, text
+
+
+class CorpusError(ValueError):
+    """The corpus is missing, empty or malformed; the message names the path (and line)."""
+
+
+class LocalCorpus:
+    """A SearchSource over a local corpus indexed with SQLite FTS5 (BM25, title weighted 2:1).
+
+    Build or reuse one with ``open`` (a JSONL file or folder) or ``from_records``.
+    One instance may be shared by threads (one connection behind a lock).
+    """
+
+    def __init__(self, db: sqlite3.Connection, name: str, index_path: Path | None = None, built: bool = False):
+        self._db = db
+        self._lock = threading.Lock()
+        self.corpus_name = name
+        self.name = f"local:{name}"
+        self.index_path = index_path
+        self.built = built  # True when this open (re)built the index
+        self.count = _check_index(db, index_path or ":memory:")
+
+    # --- constructors ---------------------------------------------------------
+
+    @classmethod
+    def open(cls, corpus_path: Path | str, index_dir: Path | str) -> "LocalCorpus":
+        """Index ``corpus_path`` (JSONL or folder) into ``index_dir`` once; reuse it while unchanged."""
+        path = Path(corpus_path).expanduser().resolve()
+        if not path.exists():
+            raise CorpusError(f"corpus not found: {path}")
+        name = path.stem if path.is_file() else path.name
+        loader = (lambda: read_folder(path)) if path.is_dir() else (lambda: read_jsonl(path))
+        return cls.open_keyed(loader, name, index_dir, slot=str(path), key=corpus_fingerprint(path), where=str(path))
+
+    @classmethod
+    def from_records(
+        cls, records: Iterable[Mapping], name: str, index_dir: Path | str | None = None
+    ) -> "LocalCorpus":
+        """Index records ({id, title, text[, url]}) given in memory.
+
+        Without ``index_dir`` the index lives in memory; with it, the index file is
+        keyed by the records' content.
+        """
+        rows = list(records)
+        if index_dir is None:
+            db = sqlite3.connect(":memory:", check_same_thread=False)
+            _build(db, _records(rows, name, f"<records {name}>"), f"<records {name}>")
+            return cls(db, name, built=True)
+        key = hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
+        return cls.open_keyed(lambda: rows, name, index_dir, slot=f"records:{name}", key=key)
+
+    @classmethod
+    def open_keyed(
+        cls,
+        load: Callable[[], Iterable[Mapping]],
+        name: str,
+        index_dir: Path | str,
+        *,
+        slot: str,
+        key: str,
+        where: str | None = None,
+    ) -> "LocalCorpus":
+        """Reuse the index of ``slot`` (a corpus identity) at version ``key``, or build it from ``load()``.
+
+        ``load`` is only called when the index must be (re)built; older indexes of
+        the same slot are removed after a rebuild.
+        """
+        index_dir = Path(index_dir).expanduser()
+        index_dir.mkdir(parents=True, exist_ok=True)
+        stem = f"{_safe_name(name)}-{_digest(slot)[:8]}"
+        index_path = index_dir / f"{stem}-{_digest(f'{INDEX_VERSION}|{key}')[:16]}.sqlite"
+        if index_path.exists():
+            try:
+                return cls(_connect_ro(index_path), name, index_path)
+            except CorpusError:
+                pass  # unreadable or foreign file: rebuild it below
+        where = where or name
+        _build_file(index_path, _records(load(), name, where), where)
+        for old in index_dir.glob(f"{stem}-*.sqlite"):
+            if old != index_path:
+                old.unlink(missing_ok=True)
+        return cls(_connect_ro(index_path), name, index_path, built=True)
+
+    # --- SearchSource -----------------------------------------------------------
+
+    def search(self, query: str, k: int) -> list[SearchResult]:
+        expr = match_expression(query)
+        if not expr or k <= 0:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                # rank is configured as bm25(fts, 2.0, 1.0) at build; ORDER BY rank lets FTS5
+                # sort internally (about twice as fast as ORDER BY bm25(...) with a join)
+                "SELECT d.id, d.url, d.title, substr(d.text, 1, ?), length(d.text), fts.rank "
+                "FROM fts JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? ORDER BY fts.rank LIMIT ?",
+                (SNIPPET_CHARS * 4, expr, k),
+            ).fetchall()
+        results = []
+        for doc_id, url, title, head, length, bm25 in rows:
+            snippet = clip(head, SNIPPET_CHARS)
+            if length > len(head) and not snippet.endswith("…"):  # whitespace-heavy head: use it all
+                snippet = clip(self._text(doc_id), SNIPPET_CHARS)
+            results.append(
+                SearchResult(id=doc_id, url=url, title=title, snippet=snippet, source=self.name, score=-bm25)
+            )
+        return results
+
+    def fetch(self, result: SearchResult) -> str:
+        """Title + blank line + text of the document with ``result.id``; KeyError if unknown."""
+        with self._lock:
+            row = self._db.execute("SELECT title, text FROM docs WHERE id = ?", (result.id,)).fetchone()
+        if row is None:
+            raise KeyError(f"{self.name}: no document with id {result.id!r}")
+        return f"{row[0]}\n\n{row[1]}"
+
+    def _text(self, doc_id: str) -> str:
+        with self._lock:
+            return self._db.execute("SELECT text FROM docs WHERE id = ?", (doc_id,)).fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __repr__(self) -> str:
+        return f"LocalCorpus({self.name!r}, {self.count} docs, index={str(self.index_path or ':memory:')!r})"
+
+
+# --- query ------------------------------------------------------------------------
+
+
+def match_expression(query: str) -> str:
+    """An FTS5 MATCH expression: distinct content terms, each double-quoted, joined with OR.
+
+    User text never reaches MATCH raw, so FTS syntax in a query (``"``, ``AND``,
+    ``(``, ``NEAR``, ``col:``) is searched as words or dropped, never parsed.
+    """
+    distinct = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in distinct)
+
+
+# --- reading corpora ----------------------------------------------------------------
+
+
+def corpus_fingerprint(path: Path) -> str:
+    """Absolute path + size + mtime of the file (of every .md/.txt file for a folder)."""
+    if path.is_file():
+        st = path.stat()
+        return f"{path}|{st.st_size}|{st.st_mtime_ns}"
+    parts = [str(path)]
+    for f in _folder_files(path):
+        st = f.stat()
+        parts.append(f"{f.relative_to(path).as_posix()}|{st.st_size}|{st.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def read_jsonl(path: Path) -> Iterator[dict]:
+    """Records of a JSONL corpus; CorpusError naming the line for anything malformed."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise CorpusError(f"{path}: line {n} is not valid JSON ({err.msg})") from None
+                if not isinstance(rec, dict):
+                    raise CorpusError(f"{path}: line {n} is not a JSON object")
+                missing = [f for f in ("id", "title", "text") if f not in rec]
+                if missing:
+                    raise CorpusError(f"{path}: line {n} lacks {', '.join(missing)} (needs id, title, text)")
+                rec["_where"] = f"{path}: line {n}"
+                yield rec
+    except UnicodeDecodeError as err:
+        raise CorpusError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise CorpusError(f"cannot read corpus {path}: {err.strerror or err}") from None
+
+
+def read_folder(path: Path) -> Iterator[dict]:
+    """Records of a folder of .md/.txt files: id = relative path, title = first '# ' heading or stem."""
+    for f in _folder_files(path):
+        try:
+            text = f.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise CorpusError(f"{f}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        except OSError as err:
+            raise CorpusError(f"cannot read corpus file {f}: {err.strerror or err}") from None
+        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), "") or f.stem
+        yield {"id": f.relative_to(path).as_posix(), "title": title, "text": text, "_where": str(f)}
+
+
+def _folder_files(path: Path) -> list[Path]:
+    return sorted(
+        f
+        for f in path.rglob("*")
+        if f.suffix.lower() in FOLDER_SUFFIXES
+        and f.is_file()
+        and not any(p.startswith(".") for p in f.relative_to(path).parts)
+    )
+
+
+def _records(records: Iterable[Mapping], name: str, where: str) -> Iterator[Record]:
+    """Validate and normalise records to (id, url, title, text) rows."""
+    seen: set[str] = set()
+    for i, rec in enumerate(records, start=1):
+        if not isinstance(rec, Mapping):
+            raise CorpusError(f"{where}: record {i} is not a mapping")
+        at = rec.get("_where") or f"{where}: record {i}"
+        if any(f not in rec for f in ("id", "title", "text")):
+            raise CorpusError(f"{at}: a record needs id, title and text")
+        doc_id, title, text, url = rec["id"], rec["title"], rec["text"], rec.get("url")
+        if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or str(doc_id) == "":
+            raise CorpusError(f"{at}: id must be a non-empty string or integer (got {doc_id!r})")
+        if not isinstance(title, str) or not isinstance(text, str):
+            raise CorpusError(f"{at}: title and text must be strings")
+        if url is not None and not isinstance(url, str):
+            raise CorpusError(f"{at}: url must be a string (got {url!r})")
+        doc_id = str(doc_id)
+        if doc_id in seen:
+            raise CorpusError(f"{at}: duplicate id {doc_id!r}")
+        seen.add(doc_id)
+        yield doc_id, url or f"local://{name}/{quote(doc_id, safe='/')}", title, text
+
+
+# --- the index ---------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE docs (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, url TEXT NOT NULL,
+                   title TEXT NOT NULL, text TEXT NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(title, text, content='docs', content_rowid='rowid',
+                                    tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+
+def _build(db: sqlite3.Connection, rows: Iterable[Record], where: str) -> int:
+    """Create the tables and bulk insert in one transaction; returns the document count."""
+    db.executescript(_SCHEMA)
+    with db:
+        db.executemany("INSERT INTO docs (id, url, title, text) VALUES (?, ?, ?, ?)", rows)
+        (count,) = db.execute("SELECT count(*) FROM docs").fetchone()
+        if not count:
+            raise CorpusError(f"corpus is empty: {where}")
+        db.execute("INSERT INTO fts (rowid, title, text) SELECT rowid, title, text FROM docs")
+        db.execute(f"INSERT INTO fts (fts, rank) VALUES ('rank', '{RANK}')")
+        db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [("version", str(INDEX_VERSION)), ("count", str(count))])
+    return count
+
+
+def _build_file(index_path: Path, rows: Iterable[Record], where: str) -> None:
+    """Build into a temp file beside ``index_path``, then move it into place atomically."""
+    fd, tmp = tempfile.mkstemp(dir=index_path.parent, prefix=index_path.stem + ".", suffix=".building")
+    os.close(fd)
+    try:
+        db = sqlite3.connect(tmp)
+        try:
+            db.execute("PRAGMA journal_mode = OFF")
+            db.execute("PRAGMA synchronous = OFF")
+            _build(db, rows, where)
+        finally:
+            db.close()
+        os.replace(tmp, index_path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _connect_ro(index_path: Path) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(index_path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+    except sqlite3.Error as err:
+        raise CorpusError(f"cannot open index {index_path}: {err}") from None
+
+
+def _check_index(db: sqlite3.Connection, index_path: Path | str) -> int:
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("version") != str(INDEX_VERSION):
+            raise CorpusError(f"index {index_path} has version {meta.get('version')}, expected {INDEX_VERSION}")
+        return int(meta["count"])
+    except (sqlite3.Error, KeyError, ValueError) as err:
+        db.close()
+        raise CorpusError(f"index {index_path} is unreadable: {err}") from None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60] or "corpus"
