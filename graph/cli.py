@@ -1,0 +1,266 @@
+"""The ``saturate`` command line.
+
+    saturate research "TASK" [--source local|ddg] [--corpus FILE] [--mode ...] [--<setting> VALUE ...] [--thread ID]
+    saturate resume THREAD
+    saturate show THREAD
+    saturate runs
+    saturate settings [--markdown]
+
+Exit codes: 0 done, 2 bad input (empty/oversized task, invalid setting,
+unknown source, missing corpus, unknown thread), 1 an unexpected failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from pydantic_core import PydanticUndefined
+
+from state.settings import ENV_PREFIX, Settings, SettingsError, load_settings
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: exit 2 with a clear line
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"saturate: error: {message}\n")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _default_text(name: str) -> str:
+    d = Settings.model_fields[name].default
+    return "unset" if d is None or d is PydanticUndefined else str(d)
+
+
+def _add_setting_flags(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("settings (also SATURATE_<NAME> environment variables)")
+    for name, field in Settings.model_fields.items():
+        group.add_argument(
+            _flag(name),
+            dest=f"setting_{name}",
+            metavar=name.upper(),
+            default=None,
+            help=f"{field.description} Default: {_default_text(name)}. Env: {ENV_PREFIX}{name.upper()}.",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="saturate", description="Research a task in search rounds until the results stop being new.")
+    p.add_argument("--home", help="data directory (default: $SATURATE_HOME or ~/.local/share/saturate)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("research", help="run a research session")
+    r.add_argument("task", help="what to research (a question or topic)")
+    r.add_argument("--thread", help="thread id for the session (default: a new one)")
+    out = r.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the result as JSON")
+    out.add_argument("--quiet", action="store_true", help="print only the answer")
+    _add_setting_flags(r)
+
+    rs = sub.add_parser("resume", help="continue an interrupted session from its last checkpoint")
+    rs.add_argument("thread")
+    rs.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("show", help="the round records of a session")
+    s.add_argument("thread")
+    s.add_argument("--json", action="store_true", help="print the checkpointed state as JSON")
+
+    ru = sub.add_parser("runs", help="the sessions in the database")
+    ru.add_argument("--json", action="store_true")
+
+    st = sub.add_parser("settings", help="every setting with its default and environment variable")
+    st.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
+    return p
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def short_query(query: str, task: str) -> str:
+    """A gap query shown as what it adds to the task: ``<task> + Zimbabwe``."""
+    if task and query.startswith(task) and len(query) > len(task):
+        return f"<task> + {query[len(task):].strip()}"
+    return query if len(query) <= 90 else query[:89] + "…"
+
+
+def round_line(rec: dict, threshold: float, task: str = "") -> str:
+    nov = rec.get("novelty")
+    nov_s = "-" if nov is None else f"{nov:.2f}"
+    err = f"  errors: {len(rec['errors'])}" if rec.get("errors") else ""
+    return (
+        f"round {rec['round']}: {short_query(rec['query'], task)!r} [{rec.get('source', '')}] "
+        f"new {rec.get('new', 0)}/{rec.get('total', 0)}  novelty {nov_s} vs {threshold:g}  → {rec.get('decision')}{err}"
+    )
+
+
+def round_block(rec: dict, task: str) -> list[str]:
+    """One round as a few readable lines (any terminal width)."""
+    nov = "-" if rec.get("novelty") is None else f"{rec['novelty']:.2f}"
+    ms = sum((rec.get("durations_ms") or {}).values())
+    know = "" if rec.get("knowledge_chars") is None else f"  knowledge {rec['knowledge_chars']} chars ({rec.get('compress')})"
+    lines = [
+        f"round {rec['round']}  {(rec.get('decision') or '').upper():<12} novelty {nov} ({rec.get('novelty_method')})"
+        f"  new {rec.get('new', 0)}/{rec.get('total', 0)}{know}  {ms:.1f} ms  model calls {rec.get('model_calls', 0)}",
+        f"  query  ({rec.get('planner')}, {rec.get('source')}): {short_query(rec['query'], task)}",
+        f"  why    {rec.get('reason', '')}",
+    ]
+    if rec.get("quality_retry"):
+        lines.append(f"  retry  {rec['quality_retry']}")
+    lines += [f"  note   {f}" for f in rec.get("fallbacks") or []]
+    lines += [f"  ERROR  {e}" for e in rec.get("errors") or []]
+    return lines
+
+
+def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
+    if as_json:
+        print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
+        return
+    print(result.answer)
+    if quiet:
+        return
+    print()
+    for s in result.sources:
+        print(f"[{s.n}] {s.title} — {s.url}")
+    errors = result.debug.get("errors") or []
+    if errors:
+        print(f"\n{len(errors)} recorded error(s):")
+        for e in errors:
+            print(f"  - {e}")
+    print(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
+    print(f"thread: {thread}   (saturate show {thread})")
+
+
+def settings_markdown() -> str:
+    lines = ["| setting | default | env var | CLI flag | meaning |", "|---|---|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        lines.append(
+            f"| `{name}` | `{_default_text(name)}` | `{ENV_PREFIX}{name.upper()}` | `{_flag(name)}` | {field.description} |"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _cmd_research(args) -> int:
+    from graph.api import new_thread_id, research
+
+    overrides = {
+        name: getattr(args, f"setting_{name}")
+        for name in Settings.model_fields
+        if getattr(args, f"setting_{name}") is not None
+    }
+    settings = load_settings(overrides)
+    thread = args.thread or new_thread_id()
+    task = " ".join(args.task.split())
+    live = None
+    if not (args.json or args.quiet):
+        print(f"thread {thread} · source {settings.source} · mode {settings.mode}", file=sys.stderr)
+
+        def live(chunk: dict) -> None:
+            for node, update in chunk.items():
+                if node == "gate" and update:
+                    for rec in update.get("records", []):
+                        print(round_line(rec, settings.novelty_threshold, task), file=sys.stderr, flush=True)
+
+    result = research(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    print_result(result, thread, args.json, args.quiet)
+    return 0
+
+
+def _cmd_resume(args) -> int:
+    from graph.api import resume
+
+    result = resume(args.thread, home=args.home)
+    print_result(result, args.thread, args.json, False)
+    return 0
+
+
+def _cmd_show(args) -> int:
+    from graph.api import session_state
+
+    state = session_state(args.thread, home=args.home)
+    if args.json:
+        print(json.dumps(state, ensure_ascii=False, indent=2, default=str))
+        return 0
+    settings = Settings.model_validate(state["settings"])
+    task = state["task"]
+    print(f"task: {task}")
+    print(
+        f"thread {args.thread} · source {settings.source} · mode {settings.mode} · seed {state['rng']['seed']} · "
+        f"threshold {settings.novelty_threshold:g} · min/max rounds {settings.min_rounds}/{settings.max_rounds} · "
+        f"epsilon {settings.novelty_epsilon:g}"
+    )
+    for rec in state.get("records") or []:
+        print("\n".join(round_block(rec, task)))
+    for p in state.get("pages") or []:
+        print(f"enrich {p['status']}: {p['url']} (overlap {p['overlap']}) {p.get('reason', '')}".rstrip())
+    if state.get("result"):
+        print(f"\nanswer: {state['result']['answer']}")
+        for s in state["result"]["sources"]:
+            print(f"  [{s['n']}] {s['title']} — {s['url']}")
+    elif state.get("_next"):
+        print(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {args.thread}")
+    return 0
+
+
+def _cmd_runs(args) -> int:
+    from graph.api import list_sessions
+
+    rows = list_sessions(home=args.home)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    from rich.table import Table
+
+    t = Table(title="sessions")
+    for col in ("thread", "task", "rounds", "status", "updated"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(r["thread"], r["task"][:80], str(r["rounds"]), r["status"], r["updated"] or "")
+    _console().print(t)
+    return 0
+
+
+def _cmd_settings(args) -> int:
+    if args.markdown:
+        print(settings_markdown())
+    else:
+        for name, value in load_settings().model_dump().items():
+            print(f"{name} = {value!r}")
+    return 0
+
+
+COMMANDS = {"research": _cmd_research, "resume": _cmd_resume, "show": _cmd_show, "runs": _cmd_runs, "settings": _cmd_settings}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from graph.api import InputError
+    from sources import CorpusError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (InputError, SettingsError, CorpusError) as exc:
+        print(f"saturate: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("saturate: interrupted; the session is checkpointed — continue it with `saturate resume`", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

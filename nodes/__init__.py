@@ -1,0 +1,1 @@
+"""One module per node of a round: (state, runtime) -> partial state update."""

@@ -1,0 +1,91 @@
+"""gate: accept the round, let it pass (epsilon), or stop; and the edge that follows.
+
+Semantics (saturate mode):
+- the round is ``max_rounds`` (or later): ``cap``, accepted and the last round;
+- fewer than ``min_rounds`` rounds have run, counting this one: ``accept``;
+- the novelty score reaches ``novelty_threshold``: ``accept``;
+- otherwise one draw u from the session's seeded generator: u < ``novelty_epsilon``
+  gives ``epsilon_pass`` (accepted, the loop goes on), else ``stop``.
+In fixed mode every round is accepted and round ``fixed_rounds`` is the cap.
+
+The decision needs a draw whose generator state lives in the graph state, so it
+is made by this node (a conditional edge cannot update state); the conditional
+edge ``route_after_gate`` then only reads it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from langgraph.runtime import Runtime
+
+from state.context import Context
+from state.graph_state import ResearchState
+from state.records import ACCEPTED, RoundRecord
+from state.rng import draw
+from state.settings import Settings
+
+
+def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[str, str, float | None, dict]:
+    """(decision, reason, epsilon draw or None, next rng state). Pure."""
+    if settings.mode == "fixed":
+        if rnd >= settings.fixed_rounds:
+            return "cap", f"fixed mode: round {rnd} of {settings.fixed_rounds}", None, rng
+        return "accept", f"fixed mode: round {rnd} of {settings.fixed_rounds}", None, rng
+    if rnd >= settings.max_rounds:
+        return "cap", f"hard cap: max_rounds={settings.max_rounds} reached (novelty {score:g})", None, rng
+    if rnd < settings.min_rounds:
+        return "accept", f"round {rnd} < min_rounds={settings.min_rounds}: no stop yet (novelty {score:g})", None, rng
+    if score >= settings.novelty_threshold:
+        return "accept", f"novelty {score:g} >= threshold {settings.novelty_threshold:g}", None, rng
+    u, rng = draw(rng)
+    if u < settings.novelty_epsilon:
+        return (
+            "epsilon_pass",
+            f"novelty {score:g} < threshold {settings.novelty_threshold:g}, but draw {u:.3f} < epsilon "
+            f"{settings.novelty_epsilon:g}: pass through",
+            u,
+            rng,
+        )
+    return "stop", f"novelty {score:g} < threshold {settings.novelty_threshold:g} (draw {u:.3f} >= epsilon {settings.novelty_epsilon:g})", u, rng
+
+
+def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
+    t0 = time.perf_counter()
+    settings = Settings.model_validate(state["settings"])
+    cur = dict(state["current"])
+    decision, reason, u, rng = decide_gate(cur["round"], cur.get("novelty") or 0.0, settings, state["rng"])
+    cur.update(decision=decision, reason=reason, epsilon_draw=u)
+    durations = {**cur.get("durations_ms", {}), "gate": round((time.perf_counter() - t0) * 1000, 3)}
+    record = RoundRecord(
+        round=cur["round"],
+        query=cur["query"],
+        source=cur.get("source", ""),
+        planner=cur.get("planner", ""),
+        total=cur.get("total", 0),
+        new=cur.get("new", 0),
+        result_chars=cur.get("result_chars", 0),
+        quality_retry=cur.get("quality_retry"),
+        novelty=cur.get("novelty"),
+        novelty_method=cur.get("novelty_method", ""),
+        novelty_detail=cur.get("novelty_detail", {}),
+        decision=decision,
+        reason=reason,
+        epsilon_draw=u,
+        model_calls=cur.get("model_calls", 0),
+        durations_ms=durations,
+        errors=cur.get("errors", []),
+        fallbacks=cur.get("fallbacks", []),
+    ).model_dump()
+    return {"current": cur, "rng": rng, "records": [record]}
+
+
+def route_after_gate(state: ResearchState) -> Literal["compress", "enrich"]:
+    """Accepted rounds (accept, epsilon_pass, cap) go to compress; a stop ends the loop."""
+    return "compress" if state["current"].get("decision") in ACCEPTED else "enrich"
+
+
+def route_after_compress(state: ResearchState) -> Literal["plan_query", "enrich"]:
+    """After the capped round the loop ends; otherwise the next round starts."""
+    return "enrich" if state["current"].get("decision") == "cap" else "plan_query"

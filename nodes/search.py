@@ -1,0 +1,78 @@
+"""search: one query against the session's source.
+
+Results are not merged here: they wait in ``current`` until the gate accepts
+the round (compress merges them). Round 1 has a quality floor: fewer than
+``search_quality_floor`` characters of results triggers one retry with a
+simplified query (its content terms only), and the record says so.
+A failed search is recorded in the round and yields an empty round.
+"""
+
+from __future__ import annotations
+
+import time
+
+from langgraph.runtime import Runtime
+
+from nodes._model import error_text
+from state.context import Context
+from state.graph_state import ResearchState
+from state.settings import Settings
+from state.text import terms
+
+SIMPLIFIED_MAX_TERMS = 8
+
+
+def simplify(query: str) -> str:
+    """Content terms of the query, each once, at most SIMPLIFIED_MAX_TERMS."""
+    seen: list[str] = []
+    for t in terms(query):
+        if t not in seen:
+            seen.append(t)
+    return " ".join(seen[:SIMPLIFIED_MAX_TERMS])
+
+
+def _run(source, query: str, k: int, errors: list[str]) -> list[dict]:
+    try:
+        return [r.model_dump() for r in source.search(query, k)]
+    except Exception as exc:  # failure is data: recorded in the round, the session goes on
+        errors.append(f"search {getattr(source, 'name', 'source')!s} {query!r}: {error_text(exc)}")
+        return []
+
+
+def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
+    t0 = time.perf_counter()
+    settings = Settings.model_validate(state["settings"])
+    cur = dict(state["current"])
+    source = runtime.context.source
+    errors = list(cur.get("errors", []))
+    queries = [cur["query"]]
+    results = _run(source, cur["query"], settings.results_per_query, errors)
+    chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
+    retry = None
+    if cur["round"] == 1 and chars < settings.search_quality_floor:
+        simple = simplify(cur["query"])
+        if simple and simple.lower() != cur["query"].strip().lower():
+            retry = simple
+            queries.append(simple)
+            have = {r["url"] for r in results}
+            results += [r for r in _run(source, simple, settings.results_per_query, errors) if r["url"] not in have]
+            chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
+    # a source may return one url twice; keep the first
+    unique: dict[str, dict] = {}
+    for r in results:
+        unique.setdefault(r["url"], r)
+    results = list(unique.values())
+    accepted = state.get("results") or {}
+    cur.update(
+        source=getattr(source, "name", type(source).__name__),
+        results=results,
+        total=len(results),
+        new=sum(1 for r in results if r["url"] not in accepted),
+        result_chars=chars,
+        quality_retry=retry,
+        errors=errors,
+        durations_ms={**cur.get("durations_ms", {}), "search": round((time.perf_counter() - t0) * 1000, 3)},
+    )
+    if retry:
+        cur["fallbacks"] = cur.get("fallbacks", []) + [f"round 1 under quality floor ({settings.search_quality_floor} chars): retried as {retry!r}"]
+    return {"current": cur, "round": cur["round"], "queries": queries}
