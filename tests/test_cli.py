@@ -1,0 +1,124 @@
+"""The saturate CLI: the real console script in a subprocess, and bad input with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from graph.cli import main
+
+from conftest import ROOT
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+
+
+def run_cli(*args, home, env=None, timeout=120):
+    exe = shutil.which("saturate", path=os.path.dirname(sys.executable)) or shutil.which("saturate")
+    cmd = [exe] if exe else [sys.executable, "-m", "graph.cli"]
+    return subprocess.run(
+        [*cmd, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}, "SATURATE_HOME": str(home), **(env or {})},
+    )
+
+
+def test_research_show_runs_resume_roundtrip(home, musique_corpus):
+    p = run_cli("research", BUBYE, "--corpus", str(musique_corpus), "--seed", "4", "--thread", "cli1", home=home)
+    assert p.returncode == 0, p.stderr
+    assert "round 1:" in p.stderr and "novelty" in p.stderr  # live progress, one line per round
+    assert "[1]" in p.stdout and "thread: cli1" in p.stdout
+
+    p = run_cli("show", "cli1", home=home)
+    assert p.returncode == 0, p.stderr
+    assert BUBYE in p.stdout and "round 1  ACCEPT" in p.stdout and "why    " in p.stdout
+
+    p = run_cli("show", "cli1", "--json", home=home)
+    state = json.loads(p.stdout)
+    assert state["records"][0]["round"] == 1 and state["settings"]["seed"] == 4
+
+    p = run_cli("runs", "--json", home=home)
+    runs = json.loads(p.stdout)
+    assert [r["thread"] for r in runs] == ["cli1"] and runs[0]["status"] == "done"
+
+    p = run_cli("resume", "cli1", "--json", home=home)
+    assert p.returncode == 0 and json.loads(p.stdout)["answer"] == state["result"]["answer"]
+
+
+def test_json_output_and_env_settings(home, musique_corpus):
+    p = run_cli(
+        "research", BUBYE, "--json", home=home,
+        env={"SATURATE_CORPUS": str(musique_corpus), "SATURATE_MODE": "fixed", "SATURATE_FIXED_ROUNDS": "3", "SATURATE_SEED": "1"},
+    )
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["rounds"] == 3 and out["outcome"] == "answer" and out["sources"]
+    # a flag beats the environment
+    p = run_cli("research", BUBYE, "--json", "--fixed-rounds", "2", home=home,
+                env={"SATURATE_CORPUS": str(musique_corpus), "SATURATE_MODE": "fixed", "SATURATE_FIXED_ROUNDS": "3"})
+    assert json.loads(p.stdout)["rounds"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["research", ""], "the task is empty"),
+        (["research", "   "], "the task is empty"),
+        (["research", "x" * 2001], "the limit is 2000"),
+        (["research", "q", "--source", "bing"], "source: Input should be 'local' or 'ddg'"),
+        (["research", "q", "--max-rounds", "0"], "max_rounds: Input should be greater than or equal to 1"),
+        (["research", "q", "--novelty-threshold", "eleven"], "novelty_threshold: Input should be a valid number"),
+        (["research", "q", "--min-rounds", "4", "--max-rounds", "3"], "min_rounds (4) must not exceed max_rounds (3)"),
+        (["research", "q", "--corpus", "/no/such/corpus.jsonl"], "corpus not found: /no/such/corpus.jsonl"),
+        (["resume", "nope"], "unknown thread 'nope'"),
+        (["show", "nope"], "unknown thread 'nope'"),
+        (["research"], "the following arguments are required: task"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_input_exit_2(home, capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        sys.exit(main(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+
+
+def test_bad_environment_setting_exit_2(home, capsys, monkeypatch):
+    monkeypatch.setenv("SATURATE_NOVELTY_EPSILON", "1.5")
+    assert main(["research", "anything"]) == 2
+    assert "novelty_epsilon: Input should be less than or equal to 1" in capsys.readouterr().err
+
+
+def test_bad_corpus_line_exit_2(home, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "title": "A", "text": "fine"}\n{not json\n')
+    assert main(["research", "anything", "--corpus", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "line 2" in err and str(bad) in err
+
+
+def test_settings_markdown_lists_every_setting(capsys):
+    from state.settings import Settings
+
+    assert main(["settings", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    for name in Settings.model_fields:
+        assert f"`SATURATE_{name.upper()}`" in out and f"`--{name.replace('_', '-')}`" in out
+
+
+def test_existing_thread_is_not_overwritten(home, musique_corpus, capsys):
+    assert main(["research", BUBYE, "--corpus", str(musique_corpus), "--thread", "dup", "--quiet"]) == 0
+    assert main(["research", BUBYE, "--corpus", str(musique_corpus), "--thread", "dup", "--quiet"]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_readme_settings_table_is_current():
+    from graph.cli import settings_markdown
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]
+    assert block.strip() == settings_markdown().strip(), "regenerate with: saturate settings --markdown"

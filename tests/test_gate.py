@@ -1,0 +1,157 @@
+"""Gate semantics and properties (hypothesis), on the pure decision and on whole sessions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from graph import build_graph
+from nodes.gate import decide_gate
+from sources import LocalCorpus
+from state import Context, initial_state, load_settings
+from state.records import ACCEPTED
+from state.rng import draw, new_rng
+
+from conftest import strip_timings
+
+
+def _settings(**kw):
+    return load_settings(kw, env={})
+
+
+def test_no_stop_before_min_rounds_and_cap_at_max():
+    s = _settings(min_rounds=3, max_rounds=5, novelty_threshold=5, novelty_epsilon=0.0)
+    rng = new_rng(0)
+    assert decide_gate(1, 0.0, s, rng)[0] == "accept"
+    assert decide_gate(2, 0.0, s, rng)[0] == "accept"
+    assert decide_gate(3, 0.0, s, rng)[0] == "stop"
+    assert decide_gate(3, 5.0, s, rng)[0] == "accept"
+    assert decide_gate(5, 10.0, s, rng)[0] == "cap"
+    assert decide_gate(5, 0.0, s, rng)[0] == "cap"
+
+
+def test_draw_only_for_sub_threshold_rounds_and_state_advances():
+    s = _settings(novelty_epsilon=1.0)
+    rng = new_rng(42)
+    d, reason, u, after = decide_gate(3, 1.0, s, rng)
+    assert d == "epsilon_pass" and u is not None and after["draws"] == 1 and "epsilon" in reason
+    d, _, u, same = decide_gate(3, 9.0, s, rng)
+    assert d == "accept" and u is None and same == rng
+
+
+def test_epsilon_frequency_across_seeds():
+    """Sub-threshold rounds pass through with probability epsilon (0.15), across 4000 seeds."""
+    s = _settings()
+    n = 4000
+    passes = sum(decide_gate(3, 0.5, s, new_rng(seed))[0] == "epsilon_pass" for seed in range(n))
+    sigma = (0.15 * 0.85 / n) ** 0.5
+    assert abs(passes / n - 0.15) < 4 * sigma, passes / n
+
+
+def test_draws_are_uniform_within_one_seed():
+    rng, us = new_rng(7), []
+    for _ in range(20000):
+        u, rng = draw(rng)
+        us.append(u)
+    assert all(0 <= u < 1 for u in us)
+    for lo in (0.0, 0.25, 0.5, 0.75):
+        share = sum(lo <= u < lo + 0.25 for u in us) / len(us)
+        assert abs(share - 0.25) < 0.015
+
+
+# ------------------------------------------------------------------ whole sessions
+
+DOCS = [
+    {"id": f"d{i}", "title": f"{topic} {i}", "text": f"{topic} {body} number {i}. " * 3}
+    for i, (topic, body) in enumerate(
+        [(t, b) for t in ("Amber River", "Basalt Ridge", "Cobalt Lake", "Dune Sea", "Ember Forest", "Frost Peak")
+         for b in ("flows north past old mills", "hosts rare birds in spring", "was mapped by surveyors in 1890",
+                   "feeds the valley farms", "lies beside the granite quarry")]
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def small_source():
+    return LocalCorpus.from_records(DOCS, "small")
+
+
+def run_session(source, **kw):
+    """Run a whole session; returns (final state, list of (node, round) in execution order)."""
+    graph = build_graph()
+    state = initial_state("Amber River rare birds and the granite quarry", _settings(**kw))
+    steps, rnd, final = [], 0, None
+    for mode, chunk in graph.stream(state, context=Context(source=source), stream_mode=["updates", "values"]):
+        if mode == "values":
+            final = chunk
+            rnd = chunk.get("round", rnd)
+        else:
+            steps.extend((node, rnd) for node in chunk)
+    return final, steps
+
+
+session_settings = st.fixed_dictionaries(
+    {
+        "max_rounds": st.integers(1, 7),
+        "min_rounds": st.integers(1, 7),
+        "novelty_threshold": st.floats(0, 10),
+        "novelty_epsilon": st.sampled_from([0.0, 0.15, 0.5, 1.0]),
+        "seed": st.integers(0, 2**31),
+        "novelty_method": st.sampled_from(["heuristic", "seed-heuristic"]),
+    }
+).filter(lambda d: d["min_rounds"] <= d["max_rounds"])
+
+
+@hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kw=session_settings)
+def test_session_properties(small_source, kw):
+    final, steps = run_session(small_source, **kw)
+    recs = final["records"]
+    # ends within max_rounds, never stops before min_rounds
+    assert 1 <= len(recs) <= kw["max_rounds"]
+    assert final["result"] is not None
+    stops = [r for r in recs if r["decision"] == "stop"]
+    for r in stops:
+        assert r["round"] >= kw["min_rounds"]
+    if len(recs) < kw["max_rounds"]:
+        assert recs[-1]["decision"] == "stop"
+    else:
+        assert recs[-1]["decision"] in ("cap", "stop")
+    # compress runs exactly for accepted rounds, never for a rejected one
+    compressed = [rnd for node, rnd in steps if node == "compress"]
+    assert compressed == [r["round"] for r in recs if r["decision"] in ACCEPTED]
+    assert all(r.get("knowledge_chars") is None for r in stops)
+    # epsilon passes only below the threshold, after min_rounds, with a recorded draw
+    for r in recs:
+        if r["decision"] == "epsilon_pass":
+            assert r["novelty"] < kw["novelty_threshold"] and r["epsilon_draw"] < kw["novelty_epsilon"]
+
+
+@hsettings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kw=session_settings)
+def test_same_seed_same_trace(small_source, kw):
+    a, _ = run_session(small_source, **kw)
+    b, _ = run_session(small_source, **kw)
+    assert strip_timings(a) == strip_timings(b)
+
+
+def test_rejected_round_leaves_state_untouched(musique_source):
+    graph = build_graph()
+    task = "What is the name of the waterfall in the country where the Bubye River is found?"
+    kw = dict(novelty_epsilon=0.0, novelty_threshold=10, min_rounds=2, max_rounds=5, seed=1, search_quality_floor=0)
+    steps, after_r1 = [], None
+    for mode, chunk in graph.stream(
+        initial_state(task, _settings(**kw)), context=Context(source=musique_source), stream_mode=["updates", "values"]
+    ):
+        if mode == "updates":
+            steps.extend(chunk)
+        elif steps and steps[-1] == "compress" and after_r1 is None:
+            after_r1 = chunk
+        final = chunk
+    r1, r2 = final["records"]
+    assert (r1["decision"], r2["decision"]) == ("accept", "stop")
+    assert r2["new"] > 0  # round 2 found results the session had not accepted ...
+    assert final["results"] == after_r1["results"]  # ... and none of them were merged
+    assert final["knowledge"] == after_r1["knowledge"]
+    assert r2["knowledge_chars"] is None and r2.get("compress") is None
+    assert steps.count("compress") == 1

@@ -1,0 +1,159 @@
+"""The full graph, offline, on real local corpora (SQLite FTS5), checkpointed in SQLite."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph import build_graph, research, session_state
+from state import Context, RoundRecord, initial_state, load_settings
+from state.records import ACCEPTED
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+
+
+def test_research_on_musique_corpus(home, musique_source, musique_tasks):
+    task = next(t for t in musique_tasks if t["question"] == BUBYE)
+    result = research(BUBYE, thread_id="t1", source=musique_source, seed=3)
+    state = session_state("t1")
+
+    records = [RoundRecord.model_validate(r) for r in state["records"]]
+    settings = load_settings({"seed": 3})
+    assert settings.min_rounds <= len(records) <= settings.max_rounds
+    assert [r.round for r in records] == list(range(1, len(records) + 1))
+    for r in records:
+        assert r.source == musique_source.name and r.query and r.decision and r.reason
+        assert r.novelty is not None and 0 <= r.novelty <= 10 and r.novelty_method == "heuristic"
+        assert {"plan", "search", "novelty", "gate"} <= set(r.durations_ms)
+    # every round but the last was accepted; the last accepted one updated the knowledge
+    assert all(r.decision in ACCEPTED for r in records[:-1])
+    assert records[-1].decision in ("stop", "cap")
+    assert 0 < len(state["knowledge"]) <= settings.knowledge_max_chars
+
+    # the first hop (the Bubye River paragraph) is retrieved and cited from accepted results only
+    accepted_ids = {r["id"] for r in state["results"].values()}
+    assert task["gold_ids"][0] in accepted_ids
+    assert {s.url for s in result.sources} == set(state["results"])
+    assert result.outcome == "answer" and "[" in result.answer
+    cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", result.answer)}
+    assert cited and cited <= {s.n for s in result.sources}
+    assert result.debug["total_queries"] == len(state["queries"]) >= len(records)
+    # full pages stay out of the checkpoint: only references
+    for page in state["pages"]:
+        assert "text" not in page and page["status"] in ("stored", "skipped", "error")
+
+
+def test_research_on_embedded_wikipedia(home, wiki_source):
+    result = research("Victoria Falls on the Zambezi river", source=wiki_source, seed=1)
+    assert result.outcome == "answer"
+    urls = [s.url for s in result.sources]
+    assert "https://en.wikipedia.org/wiki/Victoria_Falls" in urls
+    assert all(u.startswith("https://en.wikipedia.org/wiki/") for u in urls)
+
+
+def test_default_source_is_embedded_wikipedia(home):
+    """No source given: the settings' default (embedded corpus behind the cache) is used."""
+    result = research("Photosynthesis in plants chlorophyll", seed=2, max_rounds=2)
+    assert any("Photosynthesis" in s.title for s in result.sources)
+    assert (home / "cache.db").exists() and (home / "sessions.db").exists()
+
+
+def test_graph_without_checkpointer(musique_source):
+    graph = build_graph()
+    out = graph.invoke(initial_state(BUBYE, load_settings({"seed": 5})), context=Context(source=musique_source))
+    assert out["result"]["outcome"] == "answer"
+    assert len(out["records"]) >= 2
+
+
+def test_fixed_mode_runs_exactly_n_rounds(home, musique_source):
+    for n in (1, 2, 4):
+        research(BUBYE, thread_id=f"fixed{n}", source=musique_source, mode="fixed", fixed_rounds=n, seed=0)
+        recs = session_state(f"fixed{n}")["records"]
+        assert len(recs) == n
+        assert [r["decision"] for r in recs] == ["accept"] * (n - 1) + ["cap"]
+
+
+def test_no_query_repeats_and_gap_queries_add_terms(home, musique_source):
+    research(BUBYE, thread_id="gap", source=musique_source, mode="fixed", fixed_rounds=5, max_rounds=5, seed=0)
+    state = session_state("gap")
+    queries = [r["query"] for r in state["records"]]
+    assert len({q.lower() for q in queries}) == len(queries)
+    assert queries[0] == BUBYE
+    for r in state["records"][1:]:
+        assert r["planner"] == "gap-terms"
+        assert r["query"].startswith(BUBYE) and len(r["query"]) > len(BUBYE)
+
+
+def test_quality_floor_retries_round_one(home, tmp_path):
+    from sources import LocalCorpus
+
+    docs = [{"id": f"d{i}", "title": f"Tiny {i}", "text": f"zebra note {i}."} for i in range(3)]
+    docs.append({"id": "big", "title": "Zebra crossing", "text": "Zebra crossings are pedestrian crossings. " * 10})
+    src = LocalCorpus.from_records(docs, "tiny")
+    research("Where do the zebra crossings appear in the question text?", thread_id="q", source=src, seed=0)
+    rec = session_state("q")["records"][0]
+    assert rec["quality_retry"] == "zebra crossings appear question text"
+    assert any("quality floor" in f for f in rec["fallbacks"])
+    assert session_state("q")["queries"][:2] == [
+        "Where do the zebra crossings appear in the question text?",
+        "zebra crossings appear question text",
+    ]
+
+
+class FailingSource:
+    name = "broken"
+
+    """A real corpus behind a flaky connection: fails ``failures`` times on queries with ``prefix``."""
+
+    def __init__(self, inner, prefix: str | None = None, failures: int = 0):
+        self.inner, self.prefix, self.failures = inner, prefix, failures
+
+    def search(self, query, k):
+        if self.failures and query.startswith(self.prefix):
+            self.failures -= 1
+            raise ConnectionError("connection reset by peer")
+        return self.inner.search(query, k)
+
+    def fetch(self, result):
+        raise OSError("page gone")
+
+
+def test_failed_search_is_recorded_not_fatal(home, musique_source):
+    src = FailingSource(musique_source, prefix=BUBYE + " ", failures=1)  # round 2's gap query
+    result = research(BUBYE, thread_id="f", source=src, seed=0, mode="fixed", fixed_rounds=3)
+    recs = session_state("f")["records"]
+    assert recs[1]["total"] == 0
+    assert any("ConnectionError: connection reset by peer" in e for e in recs[1]["errors"])
+    assert len(recs) == 3 and result.outcome == "answer"
+    assert any("ConnectionError" in e for e in result.debug["errors"])
+
+
+def test_failed_fetch_is_recorded(home, musique_source):
+    src = FailingSource(musique_source)
+    research(BUBYE, thread_id="p", source=src, seed=0, mode="fixed", fixed_rounds=3, enrich_overlap_max=1.0)
+    pages = session_state("p")["pages"]
+    assert pages and all(p["status"] == "error" and "OSError: page gone" in p["reason"] for p in pages)
+
+
+def test_every_source_failing_gives_no_results(home, musique_source):
+    src = FailingSource(musique_source, prefix="", failures=10**6)
+    result = research(BUBYE, thread_id="n", source=src, seed=0)
+    assert result.outcome == "no_results" and result.sources == []
+    recs = session_state("n")["records"]
+    assert recs[-1]["decision"] == "stop" and len(recs) == 2
+
+
+def test_enrich_stores_pages_beside_the_checkpoint(home, musique_source):
+    from sources import SqlitePageStore
+
+    research(BUBYE, thread_id="e", source=musique_source, seed=0, mode="fixed", fixed_rounds=3)
+    state = session_state("e")
+    stored = [p for p in state["pages"] if p["status"] == "stored"]
+    skipped = [p for p in state["pages"] if p["status"] == "skipped"]
+    s = load_settings()
+    assert len(stored) <= s.url_enrich_count
+    assert all(p["overlap"] <= s.enrich_overlap_max for p in stored)
+    assert all(p["overlap"] > s.enrich_overlap_max and "overlap" in p["reason"] for p in skipped)
+    pages = SqlitePageStore(home / "pages.db")
+    for p in stored:
+        text = pages.get(p["url"])
+        assert text and len(text) == p["chars"]

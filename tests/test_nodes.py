@@ -1,0 +1,132 @@
+"""Node pieces: knowledge merging, novelty scoring, query planning, and the optional chat model."""
+
+from __future__ import annotations
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from graph import research, session_state
+from nodes._model import strip_think
+from nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
+from nodes.compress import extractive_merge, first_knowledge
+from nodes.plan_query import gap_query, salient_phrases
+from nodes.search import simplify
+from state.text import term_set
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+
+
+def res(url, title, snippet):
+    return {"id": url, "url": url, "title": title, "snippet": snippet, "source": "t", "score": None}
+
+
+def test_first_knowledge_respects_cap_and_order():
+    results = [res(f"u{i}", f"T{i}", "word " * 80) for i in range(5)]
+    k = first_knowledge(results, 500)
+    assert len(k) <= 500 and k.startswith("T0: word")
+    assert k.count("\n") >= 1
+
+
+def test_extractive_merge_keeps_new_information_under_cap():
+    knowledge = "The Bubye River is in Zimbabwe. It joins the Limpopo River."
+    new = ["Victoria Falls is the largest waterfall in Zimbabwe. The Bubye River is in Zimbabwe."]
+    merged = extractive_merge(knowledge, new, 200)
+    assert "Victoria Falls" in merged and "Limpopo" in merged
+    assert merged.count("The Bubye River is in Zimbabwe.") == 1  # the repeat adds nothing
+    assert len(merged) <= 200
+    tight = extractive_merge(knowledge, new, 60)
+    assert 0 < len(tight) <= 60
+
+
+def test_session_novelty_scores_repeats_zero_and_new_vocabulary_high():
+    seen = {"a": res("a", "Bubye River", "tributary of the Limpopo in Zimbabwe")}
+    vocab = accepted_vocabulary(seen)
+    assert session_novelty([seen["a"]], seen.keys(), vocab)[0] == 0.0
+    fresh = res("b", "Victoria Falls", "waterfall on the Zambezi between Zambia and Zimbabwe")
+    score, detail = session_novelty([fresh], seen.keys(), vocab)
+    assert 5 < score < 10 and detail["repeats"] == 0
+    same_words = res("c", "Limpopo Zimbabwe", "Bubye River tributary")
+    assert session_novelty([same_words], seen.keys(), vocab)[0] == 0.0  # new url, nothing new said
+    assert session_novelty([], seen.keys(), vocab)[0] == 0.0
+
+
+def test_summary_novelty_is_the_seed_word_difference():
+    r = [res("a", "x", "alpha beta gamma delta")]
+    assert summary_novelty(r, "alpha beta")[0] == 10 * 3 / 5  # {x, gamma, delta} new of {x, alpha, beta, gamma, delta}
+    assert summary_novelty(r, "x alpha beta gamma delta")[0] == 0.0
+
+
+def test_salient_phrases_prefer_bridge_names_over_known_titles():
+    results = [
+        res("1", "Bubye River", "The Bubye River is a tributary of the Limpopo River in Gwanda District, Zimbabwe."),
+        res("2", "Tenaru Falls", "Tenaru Falls is a waterfall in the rainforest of Guadalcanal."),
+    ]
+    phrases = salient_phrases(BUBYE, results, used_terms=term_set(BUBYE))
+    assert "Tenaru Falls" not in phrases and "Bubye River" not in phrases  # already in hand
+    assert phrases[0] in ("Limpopo River", "Gwanda District", "Zimbabwe")
+    assert "Zimbabwe" in phrases
+
+
+def test_gap_query_never_repeats():
+    results = [res("1", "A", "Zimbabwe and Zambia.")]
+    earlier = [BUBYE]
+    for _ in range(12):
+        q, planner = gap_query(BUBYE, results, earlier)
+        assert q.lower() not in {e.lower() for e in earlier}
+        earlier.append(q)
+    assert len(set(earlier)) == len(earlier)
+
+
+def test_simplify_keeps_content_terms():
+    assert simplify(BUBYE) == "waterfall country bubye river found"
+    assert simplify("the of and") == ""
+
+
+def test_strip_think():
+    assert strip_think("<think>hmm\nlong</think>\n7") == "7"
+    assert strip_think("<THINK>never closed") == ""
+
+
+class Recording(GenericFakeChatModel):
+    """LangChain's fake chat model, remembering the prompts it was sent."""
+
+    seen: list = []
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.seen.append(messages)
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def test_chat_model_plans_gap_queries_and_merges_knowledge(home, musique_source):
+    replies = iter(
+        [
+            AIMessage(content='<think>the country is Zimbabwe</think>\n"largest waterfall in Zimbabwe"\nextra line'),
+            AIMessage(content="- The Bubye River is in Zimbabwe.\n- Victoria Falls is in Zimbabwe."),
+        ]
+        + [AIMessage(content="- more")] * 10
+    )
+    model = Recording(messages=replies, seen=[])
+    research(BUBYE, thread_id="m", source=musique_source, chat_model=model, mode="fixed", fixed_rounds=2, seed=0)
+    recs = session_state("m")["records"]
+    assert recs[1]["planner"] == "model" and recs[1]["query"] == "largest waterfall in Zimbabwe"
+    assert recs[1]["compress"] == "model" and recs[1]["model_calls"] == 2
+    assert recs[0]["model_calls"] == 0 and recs[0]["compress"] == "bodies"  # round 1 never asks the model
+    assert session_state("m")["knowledge"].startswith("- The Bubye River is in Zimbabwe.")
+    # results are delimited as data in the compress prompt
+    assert "<results>" in model.seen[1][1].content
+
+
+class Broken(GenericFakeChatModel):
+    def _generate(self, *a, **kw):
+        raise ConnectionError("ollama unreachable")
+
+
+def test_model_failure_is_recorded_and_heuristics_take_over(home, musique_source):
+    result = research(BUBYE, thread_id="b", source=musique_source, chat_model=Broken(messages=iter([])),
+                      mode="fixed", fixed_rounds=3, seed=0)
+    recs = session_state("b")["records"]
+    for r in recs[1:]:
+        assert r["planner"] == "gap-terms" and r["compress"] == "extractive"
+        assert any("ConnectionError: ollama unreachable" in e for e in r["errors"])
+        assert any("model error" in f for f in r["fallbacks"])
+    assert result.outcome == "answer"
