@@ -7,7 +7,9 @@
     saturate settings [--markdown]
 
 Exit codes: 0 done, 2 bad input (empty/oversized task, invalid setting,
-unknown source, missing corpus, unknown thread), 1 an unexpected failure.
+unknown source, missing corpus, unknown thread), 3 finished with no results
+because every search failed (the errors are printed and recorded), 1 an
+unexpected failure.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic_core import PydanticUndefined
 from state.settings import ENV_PREFIX, Settings, SettingsError, load_settings
 
 EXIT_BAD_INPUT = 2
+EXIT_NO_RESULTS = 3  # the session finished, but every search failed and nothing was retrieved
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,6 +181,12 @@ def _cmd_research(args) -> int:
 
     result = research(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
     print_result(result, thread, args.json, args.quiet)
+    return exit_code(result)
+
+
+def exit_code(result) -> int:
+    if result.outcome == "no_results" and result.debug.get("errors"):
+        return EXIT_NO_RESULTS
     return 0
 
 
@@ -186,7 +195,7 @@ def _cmd_resume(args) -> int:
 
     result = resume(args.thread, home=args.home)
     print_result(result, args.thread, args.json, False)
-    return 0
+    return exit_code(result)
 
 
 def _cmd_show(args) -> int:

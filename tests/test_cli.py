@@ -122,3 +122,16 @@ def test_readme_settings_table_is_current():
     readme = (ROOT / "README.md").read_text()
     block = readme.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]
     assert block.strip() == settings_markdown().strip(), "regenerate with: saturate settings --markdown"
+
+
+def test_ddg_without_network_finishes_with_recorded_failure(home):
+    """No network here: the real ddgs client fails; the session records it and exits 3, no traceback."""
+    p = run_cli("research", "latest news on fusion power", "--source", "ddg", "--thread", "web", home=home)
+    if p.returncode == 0:
+        pytest.skip("this machine has network access; the offline failure path cannot be observed")
+    assert p.returncode == 3, p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
+    assert "No results were retrieved" in p.stdout and "recorded error(s)" in p.stdout
+    state = json.loads(run_cli("show", "web", "--json", home=home).stdout)
+    assert all(r["errors"] and r["total"] == 0 for r in state["records"])
+    assert "SearchError" in state["records"][0]["errors"][0]
