@@ -1,10 +1,19 @@
 """assess_novelty: how new is this round, 0-10.
 
 ``heuristic`` (default) scores the round against everything the session has
-accepted: a result whose url was accepted before counts 0, a new one counts
-the share of its content terms absent from the vocabulary of all accepted
-results. Repeating results therefore score low, which a summary-only score
-cannot see (the knowledge state is capped at a few hundred words).
+accepted, and only counts what is new *and on topic*. For each result:
+
+- a url the session already accepted counts 0 (a repeat);
+- novelty = the share of its content terms absent from the vocabulary of all
+  accepted results;
+- relevance = the task terms it contains, relative to the most on-topic result
+  accepted so far (capped at 1), so an off-topic page full of new words
+  counts little.
+
+The round scores 10 x the best novelty x relevance among its results: "how new
+and how on topic is the best thing this round found". Scoring only against the
+capped knowledge state (the seed) or counting new words alone makes nearly
+every round look new (measured on ../shared/data; see README, Benchmarks).
 
 ``seed-heuristic`` is the seed's word-set difference against the rolling
 knowledge state only, kept for comparison.
@@ -29,23 +38,36 @@ def accepted_vocabulary(results: dict[str, dict]) -> set[str]:
     return vocab
 
 
-def session_novelty(new_results: list[dict], seen_urls, vocab: set[str]) -> tuple[float, dict]:
-    """0-10: mean over results of (url unseen) x (share of terms not in vocab)."""
+def session_novelty(
+    new_results: list[dict], seen_urls, vocab: set[str], task_terms: set[str] = frozenset(), best_cover: int = 0
+) -> tuple[float, dict]:
+    """0-10: 10 x max over results of (url unseen) x (share of terms not in vocab) x (task relevance).
+
+    ``best_cover``: the most task terms any accepted result contains (0 when
+    nothing is accepted yet: relevance then counts 1).
+    """
     if not new_results:
         return 0.0, {"results": 0}
-    parts = []
+    novelty, relevance, parts = [], [], []
     for r in new_results:
-        if r["url"] in seen_urls:
-            parts.append(0.0)
-            continue
         t = term_set(f"{r.get('title', '')} {r.get('snippet', '')}")
-        parts.append(len(t - vocab) / len(t) if t else 0.0)
-    score = 10.0 * sum(parts) / len(parts)
-    return round(score, 3), {
+        nov = 0.0 if r["url"] in seen_urls or not t else len(t - vocab) / len(t)
+        rel = min(1.0, len(t & task_terms) / best_cover) if best_cover else 1.0
+        novelty.append(round(nov, 3))
+        relevance.append(round(rel, 3))
+        parts.append(nov * rel)
+    return round(10.0 * max(parts), 3), {
         "results": len(parts),
         "repeats": sum(1 for r in new_results if r["url"] in seen_urls),
-        "term_novelty": [round(p, 3) for p in parts],
+        "term_novelty": novelty,
+        "relevance": relevance,
+        "best": parts.index(max(parts)),
     }
+
+
+def task_cover(results: dict[str, dict], task_terms: set[str]) -> int:
+    """The most task terms any accepted result contains."""
+    return max((len(task_terms & term_set(f"{r.get('title', '')} {r.get('snippet', '')}")) for r in results.values()), default=0)
 
 
 def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dict]:
@@ -63,10 +85,16 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     cur = dict(state["current"])
     results = cur.get("results", [])
     accepted = state.get("results") or {}
-    if settings.novelty_method == "seed-heuristic":
-        score, detail = summary_novelty(results, state.get("knowledge", ""))
-    else:
-        score, detail = session_novelty(results, accepted.keys(), accepted_vocabulary(accepted))
+    task_terms = term_set(state["task"])
+    judged = {
+        "heuristic": session_novelty(
+            results, accepted.keys(), accepted_vocabulary(accepted), task_terms, task_cover(accepted, task_terms)
+        ),
+        "seed-heuristic": summary_novelty(results, state.get("knowledge", "")),
+    }
+    score, detail = judged[settings.novelty_method]
+    # the other judge's score, recorded for comparison (the harness measures how often they agree)
+    detail = {**detail, "alt": {m: v[0] for m, v in judged.items() if m != settings.novelty_method}}
     cur.update(
         novelty=score,
         novelty_method=settings.novelty_method,

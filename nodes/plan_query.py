@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections import defaultdict
 
 from langgraph.runtime import Runtime
 
@@ -42,12 +41,13 @@ FALLBACK_SUFFIXES = ("background", "history", "details", "overview", "facts", "c
 def salient_phrases(task: str, results: list[dict], used_terms: set[str]) -> list[str]:
     """Names in accepted results the task does not name yet, most salient first.
 
-    A phrase scores by the task relevance of each result that mentions it
-    (task terms it shares, weighted by how rare each is among the accepted
-    results, so "Bubye" counts more than "waterfall") and by acceptance order.
-    Skipped: phrases whose content terms are all in the task or earlier
-    queries, and names that are already the title of an accepted result (that
-    page is in hand; searching its name again finds it again).
+    A name scores by the task relevance of the result it appears in — the task
+    terms that result shares, each weighted by how rare it is among the accepted
+    results, so "Bubye" counts more than "waterfall" — a little less for later
+    results and for names further down a result (the best score of a name wins).
+    Skipped: names whose content terms are all in the task or earlier queries,
+    and names that are the title of an accepted result (that page is in hand;
+    searching its name again finds it again).
     """
     task_terms = term_set(task)
     texts = [f"{r.get('title', '')}. {r.get('snippet', '')}" for r in results]
@@ -56,23 +56,20 @@ def salient_phrases(task: str, results: list[dict], used_terms: set[str]) -> lis
     df = {t: sum(1 for rt in result_terms if t in rt) for t in task_terms}
     idf = {t: math.log(1 + n / df[t]) for t in task_terms if df[t]}
     titles = [term_set(r.get("title", "")) for r in results]
-    scores: dict[str, float] = defaultdict(float)
-    shown: dict[str, str] = {}  # lower-cased key -> phrase as first written
+    scores: dict[str, float] = {}
+    shown: dict[str, str] = {}  # lower-cased key -> the name as first written
     for pos, text in enumerate(texts):
         weight = (0.1 + sum(idf.get(t, 0.0) for t in task_terms & result_terms[pos])) / (1 + 0.1 * pos)
-        seen_here: set[str] = set()
-        for m in _PHRASE.finditer(text):
+        for k, m in enumerate(_PHRASE.finditer(text)):
             words = m.group(0).strip(" .-'’").split()
             while words and words[0].lower() in STOPWORDS:  # sentence-initial "The", "In" ...
                 words = words[1:]
             phrase = " ".join(words)
             pterms = {t for t in terms(phrase) if _salient(t)}
-            fresh = pterms - task_terms - used_terms
             key = phrase.lower()
-            if not fresh or len(phrase) > 60 or key in seen_here or any(pterms <= t for t in titles):
+            if not (pterms - task_terms - used_terms) or len(phrase) > 60 or any(pterms <= t for t in titles):
                 continue
-            seen_here.add(key)
-            scores[key] += weight * (1.0 + 0.3 * (len(fresh) - 1))
+            scores[key] = max(scores.get(key, 0.0), weight * max(0.0, 1 - 0.02 * k))
             shown.setdefault(key, phrase)
     order = {k: i for i, k in enumerate(shown)}
     return [shown[k] for k in sorted(scores, key=lambda k: (-scores[k], order[k]))]

@@ -3,7 +3,8 @@
 Results are not merged here: they wait in ``current`` until the gate accepts
 the round (compress merges them). Round 1 has a quality floor: fewer than
 ``search_quality_floor`` characters of results triggers one retry with a
-simplified query (its content terms only), and the record says so.
+simplified query (its content terms only) that adds up to ``results_per_query``
+results the round does not have yet, and the record says so.
 A failed search is recorded in the round and yields an empty round.
 """
 
@@ -31,6 +32,9 @@ def simplify(query: str) -> str:
     return " ".join(seen[:SIMPLIFIED_MAX_TERMS])
 
 
+MAX_FETCH = 50  # over-fetch bound when skipping already accepted results
+
+
 def _run(source, query: str, k: int, errors: list[str]) -> list[dict]:
     try:
         return [r.model_dump() for r in source.search(query, k)]
@@ -46,7 +50,12 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
     source = runtime.context.source
     errors = list(cur.get("errors", []))
     queries = [cur["query"]]
-    results = _run(source, cur["query"], settings.results_per_query, errors)
+    accepted = state.get("results") or {}
+    k = settings.results_per_query
+    ask = min(MAX_FETCH, k + len(accepted)) if settings.exclude_seen else k
+    raw = _run(source, cur["query"], ask, errors)
+    repeats_top_k = sum(1 for r in raw[:k] if r["url"] in accepted)
+    results = [r for r in raw if r["url"] not in accepted][:k] if settings.exclude_seen else raw
     chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
     retry = None
     if cur["round"] == 1 and chars < settings.search_quality_floor:
@@ -54,22 +63,24 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
         if simple and simple.lower() != cur["query"].strip().lower():
             retry = simple
             queries.append(simple)
-            have = {r["url"] for r in results}
-            results += [r for r in _run(source, simple, settings.results_per_query, errors) if r["url"] not in have]
+            have = {r["url"] for r in results} | set(accepted)
+            more = _run(source, simple, min(MAX_FETCH, k + len(have)), errors)
+            results += [r for r in more if r["url"] not in have][:k]
             chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
     # a source may return one url twice; keep the first
     unique: dict[str, dict] = {}
     for r in results:
         unique.setdefault(r["url"], r)
     results = list(unique.values())
-    accepted = state.get("results") or {}
     cur.update(
         source=getattr(source, "name", type(source).__name__),
         results=results,
         total=len(results),
         new=sum(1 for r in results if r["url"] not in accepted),
+        new_urls=[r["url"] for r in results if r["url"] not in accepted],
         result_chars=chars,
         quality_retry=retry,
+        repeats_top_k=repeats_top_k,
         errors=errors,
         durations_ms={**cur.get("durations_ms", {}), "search": round((time.perf_counter() - t0) * 1000, 3)},
     )

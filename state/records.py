@@ -35,7 +35,9 @@ class RoundRecord(BaseModel):
     planner: str = Field(description="How the query was made: planned, gap-terms, model, fallback...")
     total: int = 0
     new: int = Field(0, description="Results whose url/id the session had not accepted before.")
+    new_urls: list[str] = Field(default_factory=list, description="Those results' urls, in rank order.")
     result_chars: int = 0
+    repeats_top_k: int = Field(0, description="How many of the source's top results_per_query were already accepted.")
     quality_retry: str | None = Field(None, description="The simplified query when round 1 fell under the quality floor.")
     novelty: float | None = None
     novelty_method: str = ""

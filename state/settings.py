@@ -62,6 +62,11 @@ class Settings(BaseModel):
         "Unset: the embedded Wikipedia vital-articles summaries.",
     )
     results_per_query: int = Field(5, ge=1, le=50, description="Results asked of the source per query.")
+    exclude_seen: bool = Field(
+        True,
+        description="Ask the source for results the session has not accepted yet (over-fetch and skip them), "
+        "so every round can add something; how many of the source's top results were repeats is recorded.",
+    )
     search_quality_floor: int = Field(
         1800, ge=0, description="Round 1 results under this many characters trigger one retry with a simplified query."
     )
