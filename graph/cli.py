@@ -78,6 +78,24 @@ def build_parser() -> argparse.ArgumentParser:
     ru = sub.add_parser("runs", help="the sessions in the database")
     ru.add_argument("--json", action="store_true")
 
+    b = sub.add_parser("bench", help="benchmarks: research (default) or perf")
+    bsub = b.add_subparsers(dest="bench_kind", parser_class=_Parser)
+    from graph import bench as bench_research
+
+    bench_research.add_arguments(bsub.add_parser("research", help="retrieval policies on multi-hop sets (the default)"))
+    bench_research.add_arguments(b)
+    try:
+        from graph import perf as bench_perf
+
+        bench_perf.add_arguments(bsub.add_parser("perf", help="performance figures with baselines"))
+    except ImportError:  # pragma: no cover - perf module not present
+        pass
+
+    m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
+    from graph import monitor_cli
+
+    monitor_cli.add_arguments(m)
+
     st = sub.add_parser("settings", help="every setting with its default and environment variable")
     st.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
     return p
@@ -253,17 +271,42 @@ def _cmd_settings(args) -> int:
     return 0
 
 
-COMMANDS = {"research": _cmd_research, "resume": _cmd_resume, "show": _cmd_show, "runs": _cmd_runs, "settings": _cmd_settings}
+def _cmd_bench(args) -> int:
+    if getattr(args, "bench_kind", None) == "perf":
+        from graph import perf
+
+        return perf.run(args)
+    from graph import bench
+
+    return bench.run(args)
+
+
+def _cmd_monitor(args) -> int:
+    from graph import monitor_cli
+
+    return monitor_cli.run(args)
+
+
+COMMANDS = {
+    "research": _cmd_research,
+    "resume": _cmd_resume,
+    "show": _cmd_show,
+    "runs": _cmd_runs,
+    "bench": _cmd_bench,
+    "monitor": _cmd_monitor,
+    "settings": _cmd_settings,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     from graph.api import InputError
+    from graph.monitor_harness import MonitorError
     from sources import CorpusError
 
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (InputError, SettingsError, CorpusError) as exc:
+    except (InputError, SettingsError, CorpusError, MonitorError) as exc:
         print(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

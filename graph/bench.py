@@ -1,0 +1,381 @@
+"""The research benchmark: retrieval policies on closed-corpus multi-hop question sets, offline.
+
+    saturate bench                       # musique + hotpotqa from ../shared/data, every policy
+    saturate bench --set musique --limit 20
+    saturate bench --tasks T.jsonl --corpus C.jsonl --json
+
+A task file holds ``{"id", "question", "answers": [...], "gold_ids": [...]}`` per line;
+a corpus file ``{"id", "title", "text"}`` (the format of ../shared/data). For every
+policy, every task runs as a real session of the graph (no checkpointer, no search
+cache, so timings compare), and per-task means are reported:
+
+- ``gold_recall``: share of the task's gold paragraphs among the accepted results;
+- ``answer_recall``: share of tasks where an answer string occurs in the retrieved text
+  (the full text of the accepted documents);
+- ``searches``: source searches (quality-floor retries included), ``model_calls``, ``seconds``.
+
+Policies: ``fixed-2`` (the seed's dual search), ``fixed-4`` (a popular peer's effective
+default), ``fixed-5`` (the cap), ``seed-heuristic`` (the gate scoring novelty against the
+1,500-char summary, as the seed did), ``saturate`` (the default gate), and ``oracle``: on
+the fixed-5 trajectories, stop right after the last round that added a gold paragraph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graph.build import build_graph
+from state.context import Context
+from state.graph_state import initial_state
+from state.records import SearchResult
+from state.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+SETS = ("musique", "hotpotqa")
+
+POLICIES: dict[str, dict] = {
+    "fixed-2": {"mode": "fixed", "fixed_rounds": 2},
+    "fixed-4": {"mode": "fixed", "fixed_rounds": 4},
+    "fixed-5": {"mode": "fixed", "fixed_rounds": 5},
+    "seed-heuristic": {"novelty_method": "seed-heuristic", "exclude_seen": False},
+    "saturate": {},
+}
+# Targets of the issue, on default settings with no model.
+RECALL_AT_5_TARGET = {"musique": 0.80, "hotpotqa": 0.97}
+KEEP_RECALL_SHARE = 0.98  # the gate keeps >= 98 % of the 5-search recall ...
+SEARCH_SHARE_MAX = 0.60  # ... with <= 60 % of its searches
+
+
+@dataclass
+class TaskRun:
+    task_id: str
+    gold_recall: float
+    answer_hit: bool
+    searches: int
+    model_calls: int
+    seconds: float
+    rounds: int
+    gold_by_round: list[int] = field(default_factory=list)  # gold paragraphs first added in each round
+    judged: int = 0  # rounds on which both novelty judges scored
+    agreed: int = 0  # ... and agreed on continue/stop at the threshold
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def run_task(graph, source, task: dict, overrides: dict, seed: int) -> TaskRun:
+    settings = load_settings({"seed": seed, **overrides}, env={})
+    t0 = time.perf_counter()
+    out = graph.invoke(initial_state(task["question"], settings), context=Context(source=source))
+    seconds = time.perf_counter() - t0
+    results = out.get("results") or {}
+    gold = set(task["gold_ids"])
+    got = {r["id"] for r in results.values()}
+    texts = []
+    for r in results.values():
+        try:
+            texts.append(source.fetch(SearchResult.model_validate(r)))
+        except Exception:  # a document the corpus no longer has: its snippet is what was retrieved
+            texts.append(r.get("snippet", ""))
+    blob = " ".join(texts).lower()
+    by_round, judged, agreed = [], 0, 0
+    for rec in out["records"]:
+        ids = {results[u]["id"] for u in rec.get("new_urls", []) if u in results}
+        by_round.append(len(ids & gold))
+        for alt in (rec.get("novelty_detail") or {}).get("alt", {}).values():
+            judged += 1
+            agreed += (rec["novelty"] >= settings.novelty_threshold) == (alt >= settings.novelty_threshold)
+    return TaskRun(
+        task_id=task["id"],
+        gold_recall=len(got & gold) / len(gold) if gold else 1.0,
+        answer_hit=any(a.lower() in blob for a in task.get("answers", []) if a),
+        searches=len(out.get("queries") or []),
+        model_calls=sum(r.get("model_calls", 0) for r in out["records"]),
+        seconds=seconds,
+        rounds=len(out["records"]),
+        gold_by_round=by_round,
+        judged=judged,
+        agreed=agreed,
+    )
+
+
+def oracle_from(run: TaskRun, task: dict) -> TaskRun:
+    """Stop right after the last round that added a gold paragraph (at least one round)."""
+    last = max((i + 1 for i, g in enumerate(run.gold_by_round) if g), default=1)
+    n_gold = len(task["gold_ids"]) or 1
+    per_round_searches = run.searches / max(1, run.rounds)
+    return TaskRun(
+        task_id=run.task_id,
+        gold_recall=sum(run.gold_by_round[:last]) / n_gold,
+        answer_hit=run.answer_hit,
+        searches=round(per_round_searches * last) if run.rounds else 0,
+        model_calls=0,
+        seconds=run.seconds * last / max(1, run.rounds),
+        rounds=last,
+        gold_by_round=run.gold_by_round[:last],
+    )
+
+
+def summarize(runs: list[TaskRun]) -> dict:
+    n = len(runs) or 1
+    return {
+        "gold_recall": round(sum(r.gold_recall for r in runs) / n, 4),
+        "answer_recall": round(sum(r.answer_hit for r in runs) / n, 4),
+        "searches": round(sum(r.searches for r in runs) / n, 3),
+        "rounds": round(sum(r.rounds for r in runs) / n, 3),
+        "model_calls": round(sum(r.model_calls for r in runs) / n, 3),
+        "seconds": round(sum(r.seconds for r in runs) / n, 5),
+        "full_recall_share": round(sum(r.gold_recall >= 1.0 for r in runs) / n, 4),
+        "tasks": len(runs),
+    }
+
+
+def run_set(name: str, tasks: list[dict], source, seed: int, policies=POLICIES, progress=None) -> dict:
+    graph = build_graph()
+    per_policy: dict[str, list[TaskRun]] = {}
+    for policy, overrides in policies.items():
+        runs = []
+        for i, task in enumerate(tasks):
+            runs.append(run_task(graph, source, task, overrides, seed + i))
+        per_policy[policy] = runs
+        if progress:
+            progress(f"{name}: {policy} done ({len(runs)} tasks)")
+    if "fixed-5" in per_policy:
+        per_policy["oracle"] = [oracle_from(r, t) for r, t in zip(per_policy["fixed-5"], tasks)]
+    summary = {p: summarize(r) for p, r in per_policy.items()}
+    return {"policies": summary, "runs": per_policy}
+
+
+def default_thresholds(name: str) -> dict[str, float]:
+    """The issue's targets for a set, as minimums (higher = harder; what the monitor may raise)."""
+    out = {f"{name}.gate_keeps_recall": KEEP_RECALL_SHARE, f"{name}.gate_search_savings": round(1 - SEARCH_SHARE_MAX, 4)}
+    if name in RECALL_AT_5_TARGET:
+        out[f"{name}.recall_at_5"] = RECALL_AT_5_TARGET[name]
+    return out
+
+
+def check_targets(name: str, summary: dict, thresholds: dict[str, float] | None = None, base: str | None = None) -> dict:
+    """Targets met by one set's summary. Thresholds are looked up as ``<base>.<target>`` (``base``: the set a
+    derived benchmark comes from), falling back to the issue's defaults."""
+    base = base or name
+    th = {**default_thresholds(base), **(thresholds or {})}
+    out = {}
+    f5, sat = summary.get("fixed-5"), summary.get("saturate")
+    if f5 and f"{base}.recall_at_5" in th:
+        t = th[f"{base}.recall_at_5"]
+        out["recall_at_5"] = {"value": f5["gold_recall"], "target": t, "met": f5["gold_recall"] >= t}
+    if f5 and sat:
+        keep = sat["gold_recall"] / f5["gold_recall"] if f5["gold_recall"] else 1.0
+        savings = 1 - sat["searches"] / f5["searches"] if f5["searches"] else 0.0
+        t_keep, t_save = th[f"{base}.gate_keeps_recall"], th[f"{base}.gate_search_savings"]
+        out["gate_keeps_recall"] = {"value": round(keep, 4), "target": t_keep, "met": keep >= t_keep}
+        out["gate_search_savings"] = {"value": round(savings, 4), "target": t_save, "met": savings >= t_save}
+    return out
+
+
+def open_corpus(corpus: Path, index_dir: Path):
+    from sources.local import LocalCorpus
+
+    return LocalCorpus.open(corpus, index_dir)
+
+
+def table(name: str, result: dict) -> str:
+    cols = ("gold_recall", "answer_recall", "searches", "rounds", "model_calls", "seconds")
+    lines = [f"== {name} ({next(iter(result['policies'].values()))['tasks']} tasks)",
+             f"{'policy':<16}" + "".join(f"{c:>15}" for c in cols)]
+    for policy, s in result["policies"].items():
+        lines.append(f"{policy:<16}" + "".join(f"{s[c]:>15.4g}" for c in cols))
+    for key, t in result["targets"].items():
+        lines.append(f"target {key}: {t['value']:.4g} (target >= {t['target']:g}) {'met' if t['met'] else 'NOT MET'}")
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4.2), squeeze=False)
+    for ax, (name, res) in zip(axes[0], results.items()):
+        pol = res["policies"]
+        fixed = [p for p in ("fixed-2", "fixed-4", "fixed-5") if p in pol]
+        ax.plot([pol[p]["searches"] for p in fixed], [pol[p]["gold_recall"] for p in fixed], "o-", color="grey", label="fixed N")
+        for p, marker in (("seed-heuristic", "s"), ("saturate", "*"), ("oracle", "D")):
+            if p in pol:
+                ax.plot(pol[p]["searches"], pol[p]["gold_recall"], marker, markersize=10 if p == "saturate" else 7, label=p)
+        ax.set_title(name)
+        ax.set_xlabel("searches per task")
+        ax.set_ylabel("gold-paragraph recall")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", choices=SETS, action="append", help="a set from ../shared/data (default: the harness's enabled benchmarks)")
+    p.add_argument("--tasks", type=Path, help="a task file (JSONL); with --corpus")
+    p.add_argument("--corpus", type=Path, help="a corpus file (JSONL) for --tasks")
+    p.add_argument("--data", type=Path, default=SHARED_DATA, help=f"folder holding the sets (default {SHARED_DATA})")
+    p.add_argument("--limit", type=int, help="only the first N tasks of each set (a partial run: no monitor cycle)")
+    p.add_argument("--seed", type=int, default=1, help="base seed (task i uses seed+i)")
+    p.add_argument("--policy", action="append", choices=list(POLICIES), help="only these policies (a partial run)")
+    p.add_argument("--plot", type=Path, default=Path("bench-recall.png"), help="recall-vs-searches PNG (default bench-recall.png)")
+    p.add_argument("--no-monitor", action="store_true", help="do not record this run as a saturation-monitor cycle")
+    p.add_argument("--json", action="store_true", help="print JSON: {set: {policies: {...}, targets: {...}}}")
+
+
+def default_harness(data: Path) -> dict:
+    """Harness version 1: the shared sets, with the issue's targets as thresholds."""
+    thresholds: dict[str, float] = {}
+    for name in SETS:
+        thresholds.update(default_thresholds(name))
+    return {
+        "thresholds": thresholds,
+        "benchmarks": [
+            {"name": n, "tasks": str(data / n / "tasks.jsonl"), "corpus": str(data / n / "corpus.jsonl"), "enabled": True}
+            for n in SETS
+        ],
+    }
+
+
+def _bench_paths(b: dict, data: Path) -> tuple[Path, Path]:
+    """A benchmark's files; a shared set whose stored path moved is found under ``--data`` by name."""
+    tasks, corpus = Path(b["tasks"]), Path(b.get("corpus") or "")
+    base = b.get("derived_from") or b["name"]
+    if not corpus.exists() and base in SETS:
+        corpus = data / base / "corpus.jsonl"
+    if not tasks.exists() and b["name"] in SETS:
+        tasks = data / b["name"] / "tasks.jsonl"
+    return tasks, corpus
+
+
+def cycle_metrics(results: dict, previous: dict | None) -> dict:
+    """The five monitor metrics of one full run (see graph.monitor for the mapping)."""
+    from graph.monitor_harness import task_recalls
+    from graph.monitor_score import regression_pass_rate
+
+    runs = [r for res in results.values() for r in res["runs"].get("saturate", [])]
+    now = {f"{name}:{r['task_id']}": r["gold_recall"] for name, res in results.items() for r in res["runs"].get("saturate", [])}
+    prev = {f"{name}:{tid}": v for name, per in task_recalls(previous).items() for tid, v in per.items()} if previous else None
+    mean = sum(r["gold_recall"] for r in runs) / len(runs) if runs else 0.0
+    prev_mean = sum(prev.values()) / len(prev) if prev else None
+    targets = [t["met"] for res in results.values() for t in res["targets"].values()]
+    judged = sum(r["judged"] for r in runs)
+    return {
+        "ceiling_rate": sum(r["gold_recall"] >= 1.0 for r in runs) / len(runs) if runs else 0.0,
+        "regression_pass_rate": regression_pass_rate({k: v for k, v in now.items() if not prev or k in prev}, prev),
+        "improvement_delta": None if prev_mean is None else round(mean - prev_mean, 6),
+        "proposal_pass_rate": sum(targets) / len(targets) if targets else 0.0,
+        "auditor_agreement_rate": sum(r["agreed"] for r in runs) / judged if judged else 1.0,
+    }
+
+
+def run(args) -> int:
+    from dataclasses import asdict
+
+    from graph.api import InputError, home_dir
+    from graph.monitor import Monitor
+
+    if (args.tasks is None) != (args.corpus is None):
+        raise InputError("--tasks and --corpus go together")
+    if args.limit is not None and args.limit < 1:
+        raise InputError("--limit must be at least 1")
+    monitor = None
+    partial = bool(args.tasks or args.limit or args.policy or args.set)
+    if args.tasks is not None:
+        for p in (args.tasks, args.corpus):
+            if not p.exists():
+                raise InputError(f"file not found: {p}")
+        named = {args.tasks.stem if args.tasks.stem != "tasks" else args.tasks.parent.name: (args.tasks, args.corpus, None)}
+        thresholds: dict[str, float] = {}
+    else:
+        if not args.no_monitor and not partial:
+            monitor = Monitor(home=home_dir())
+            monitor.init_harness(default_harness(args.data))
+            enabled = monitor.enable_next_benchmark()
+            if enabled and not args.json:
+                print(f"monitor: enabled new benchmark {enabled} for this cycle", file=sys.stderr)
+            config = monitor.harness()["config"]
+        else:
+            config = default_harness(args.data)
+        thresholds = config["thresholds"]
+        wanted = set(args.set or [])
+        named = {}
+        for b in config["benchmarks"]:
+            if not b["enabled"] or (wanted and b["name"] not in wanted):
+                continue
+            tpath, cpath = _bench_paths(b, args.data)
+            if not (tpath.exists() and cpath.exists()):
+                raise InputError(f"benchmark {b['name']!r}: {tpath} or {cpath} not found (sets live in {args.data})")
+            named[b["name"]] = (tpath, cpath, b)
+    policies = {p: POLICIES[p] for p in args.policy} if args.policy else POLICIES
+    index_dir = home_dir() / "index"
+    results = {}
+    say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else None
+    t_all = time.perf_counter()
+    for name, (tpath, cpath, bench) in named.items():
+        tasks = load_jsonl(tpath)
+        bad = [i + 1 for i, t in enumerate(tasks) if not {"question", "gold_ids"} <= t.keys()]
+        if bad:
+            raise InputError(f"{tpath}: line {bad[0]} lacks question/gold_ids")
+        if args.limit:
+            tasks = tasks[: args.limit]
+        source = open_corpus(cpath, index_dir)
+        per_policy = {p: {**o, **((bench or {}).get("settings") or {})} for p, o in policies.items()}
+        res = run_set(name, tasks, source, args.seed, per_policy, progress=say)
+        res["targets"] = check_targets(name, res["policies"], thresholds, (bench or {}).get("derived_from"))
+        res["runs"] = {p: [asdict(r) for r in runs] for p, runs in res["runs"].items()}
+        results[name] = res
+    wall = time.perf_counter() - t_all
+    public = {name: {"policies": r["policies"], "targets": r["targets"]} for name, r in results.items()}
+    if args.plot and "fixed-5" in policies:
+        plot(public, args.plot)
+    cycle = None
+    if monitor is not None:
+        with monitor:
+            previous = monitor.last_snapshot()
+            checks = {}
+            for name, r in results.items():
+                checks.update({f"{name}.{key}": t["met"] for key, t in r["targets"].items()})
+                checks[name] = all(t["met"] for t in r["targets"].values())
+            judged = monitor.check_new(checks)  # only a freshly applied harness version has new checks
+            if judged["action"] == "rolled_back" and not args.json:
+                print(f"monitor: {judged['note']}", file=sys.stderr)
+            cycle = monitor.record_cycle(cycle_metrics(results, previous), results)
+    if args.json:
+        out = public if len(public) > 1 else next(iter(public.values()))
+        print(json.dumps(out, indent=2))
+    else:
+        for name, r in results.items():
+            print(table(name, r))
+            print()
+        print(f"command: saturate bench {' '.join(sys.argv[2:]) if sys.argv[1:2] == ['bench'] else ' '.join(sys.argv[1:])}".rstrip())
+        print(f"wall time {wall:.1f} s; plot: {args.plot}")
+        if cycle is not None:
+            print(f"monitor: cycle {cycle.id} recorded — saturation {cycle.score:.3f} ({cycle.level})"
+                  + (f"; trigger {cycle.trigger}: expansion {cycle.expansion_id} awaits approval" if cycle.expansion_id else ""))
+        elif partial:
+            print("monitor: partial run, no cycle recorded")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m graph.bench", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The research benchmark: policies, targets, JSON/plot output, custom sets, monitor cycles."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graph.bench import POLICIES, TaskRun, check_targets, oracle_from
+from graph.cli import main
+
+from conftest import shared_file
+
+METRICS = ("gold_recall", "answer_recall", "searches", "model_calls", "seconds")
+
+
+@pytest.fixture
+def small_data(tmp_path):
+    """A data folder shaped like ../shared/data with the first tasks of each set (corpora linked in place)."""
+    root = tmp_path / "data"
+    for name, n in (("musique", 8), ("hotpotqa", 10)):
+        (root / name).mkdir(parents=True)
+        (root / name / "corpus.jsonl").symlink_to(shared_file(name, "corpus.jsonl"))
+        lines = shared_file(name, "tasks.jsonl").read_text().splitlines()[:n]
+        (root / name / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_bench_json_has_every_policy_and_metric(home, small_data, tmp_path, capsys):
+    plot = tmp_path / "recall.png"
+    assert main(["bench", "--data", str(small_data), "--json", "--plot", str(plot)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"musique", "hotpotqa"}
+    for res in out.values():
+        assert set(res["policies"]) == {"fixed-2", "fixed-4", "fixed-5", "seed-heuristic", "saturate", "oracle"}
+        for p in res["policies"].values():
+            assert all(isinstance(p[m], (int, float)) for m in METRICS)
+            assert 0 <= p["gold_recall"] <= 1 and 0 <= p["answer_recall"] <= 1
+        pol = res["policies"]
+        assert pol["fixed-2"]["rounds"] == 2 and pol["fixed-5"]["rounds"] == 5
+        # fixed-N is a prefix of fixed-5 (no gate): recall never drops with more rounds
+        assert pol["fixed-2"]["gold_recall"] <= pol["fixed-4"]["gold_recall"] <= pol["fixed-5"]["gold_recall"]
+        # the oracle reaches fixed-5's recall with no more searches
+        assert pol["oracle"]["gold_recall"] == pol["fixed-5"]["gold_recall"]
+        assert pol["oracle"]["searches"] <= pol["fixed-5"]["searches"]
+        assert 2 <= pol["saturate"]["rounds"] <= 5
+        assert set(res["targets"]) == {"recall_at_5", "gate_keeps_recall", "gate_search_savings"}
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_full_harness_run_records_a_monitor_cycle(home, small_data, tmp_path, capsys):
+    from graph.monitor import Monitor
+
+    assert main(["bench", "--data", str(small_data), "--plot", str(tmp_path / "p.png")]) == 0
+    out = capsys.readouterr().out
+    assert "monitor: cycle 1 recorded" in out and "== musique (8 tasks)" in out
+    assert main(["bench", "--data", str(small_data), "--plot", str(tmp_path / "p.png")]) == 0
+    status = Monitor(home=home).status()
+    assert status["cycles"] == 2
+    with Monitor(home=home) as m:
+        snap = m.last_snapshot()
+    assert set(snap) == {"musique", "hotpotqa"} and snap["musique"]["runs"]["saturate"][0]["task_id"]
+    # a partial run is not a cycle
+    assert main(["bench", "--data", str(small_data), "--limit", "2", "--plot", str(tmp_path / "p.png")]) == 0
+    assert "partial run, no cycle recorded" in capsys.readouterr().out
+    assert Monitor(home=home).status()["cycles"] == 2
+
+
+def test_custom_tasks_and_corpus(home, tmp_path, capsys):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(json.dumps(d) for d in [
+        {"id": "a", "title": "Zanzibar", "text": "Zanzibar is an archipelago off Tanzania. Its capital is Stone Town."},
+        {"id": "b", "title": "Stone Town", "text": "Stone Town is the old part of Zanzibar City, a UNESCO site."},
+        {"id": "c", "title": "Kilimanjaro", "text": "Kilimanjaro is a mountain in Tanzania."},
+    ]) + "\n")
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(json.dumps({"id": "q1", "question": "What is the old part of the capital of Zanzibar?",
+                                 "answers": ["Stone Town"], "gold_ids": ["a", "b"]}) + "\n")
+    assert main(["bench", "--tasks", str(tasks), "--corpus", str(corpus), "--json", "--plot", str(tmp_path / "p.png")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["policies"]["fixed-5"]["gold_recall"] == 1.0
+    assert out["policies"]["fixed-5"]["answer_recall"] == 1.0
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["bench", "--tasks", "x.jsonl"], "--tasks and --corpus go together"),
+    (["bench", "--tasks", "/nope/t.jsonl", "--corpus", "/nope/c.jsonl"], "file not found: /nope/t.jsonl"),
+    (["bench", "--data", "/nope"], "not found"),
+    (["bench", "--limit", "0"], "--limit must be at least 1"),
+])
+def test_bench_bad_input(home, capsys, argv, msg):
+    assert main(argv) == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_oracle_stops_after_last_gold_round():
+    run = TaskRun("t", 1.0, True, searches=6, model_calls=0, seconds=1.0, rounds=5, gold_by_round=[1, 0, 1, 0, 0])
+    o = oracle_from(run, {"gold_ids": ["a", "b"]})
+    assert o.rounds == 3 and o.gold_recall == 1.0 and o.searches == round(6 / 5 * 3)
+    none = oracle_from(TaskRun("t", 0.0, False, 5, 0, 1.0, 5, [0] * 5), {"gold_ids": ["a"]})
+    assert none.rounds == 1 and none.gold_recall == 0.0
+
+
+def test_targets_use_harness_thresholds():
+    summary = {"fixed-5": {"gold_recall": 0.9, "searches": 5.0}, "saturate": {"gold_recall": 0.89, "searches": 2.5}}
+    t = check_targets("musique", summary)
+    assert t["recall_at_5"]["met"] and t["gate_keeps_recall"]["met"] and t["gate_search_savings"]["met"]
+    raised = check_targets("musique", summary, {"musique.recall_at_5": 0.95})
+    assert not raised["recall_at_5"]["met"]
+    derived = check_targets("musique-hard-e1", summary, {"musique.recall_at_5": 0.95}, base="musique")
+    assert derived["recall_at_5"]["target"] == 0.95
+    assert set(POLICIES) == {"fixed-2", "fixed-4", "fixed-5", "seed-heuristic", "saturate"}
