@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 # A short English stopword list: function words and question words that carry
@@ -31,8 +32,10 @@ def terms(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
-def term_set(text: str) -> set[str]:
-    return set(terms(text))
+@functools.lru_cache(maxsize=8192)
+def term_set(text: str) -> frozenset[str]:
+    """The set of content terms (cached: nodes re-read the same accepted results every round)."""
+    return frozenset(terms(text))
 
 
 def sentences(text: str) -> list[str]:
@@ -47,8 +50,8 @@ def sentences(text: str) -> list[str]:
 
 def overlap(a: str | set[str], b: str | set[str]) -> float:
     """Share of a's content terms that also occur in b (0 when a has none)."""
-    sa = a if isinstance(a, set) else term_set(a)
-    sb = b if isinstance(b, set) else term_set(b)
+    sa = a if isinstance(a, (set, frozenset)) else term_set(a)
+    sb = b if isinstance(b, (set, frozenset)) else term_set(b)
     if not sa:
         return 0.0
     return len(sa & sb) / len(sa)

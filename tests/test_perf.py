@@ -1,0 +1,46 @@
+"""The performance benchmark (graph/perf.py) runs end to end and reports every figure.
+
+Structure only: no timing target is asserted here (timings belong in the report,
+not in pass/fail). Without ../shared/data the benchmark falls back to the
+embedded corpus, so nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+FIGURES = {
+    "graph_overhead_ms_per_round",
+    "heuristic_novelty_ms",
+    "fts_search_p50_ms",
+    "cache_hit_ms",
+    "research_cold_s",
+    "sessions_per_s",
+}
+
+
+def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
+    from graph import perf
+
+    parser = argparse.ArgumentParser()
+    perf.add_arguments(parser)
+    args = parser.parse_args(["--quick", "--json", "--workdir", str(tmp_path / "perf")])
+    assert perf.run(args) == 0
+
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == FIGURES == set(perf.FIGURE_KEYS)
+    for key, fig in out.items():
+        assert isinstance(fig["value"], float) and math.isfinite(fig["value"]) and fig["value"] > 0, key
+        assert isinstance(fig["unit"], str) and fig["unit"], key
+        assert isinstance(fig["target"], str) and fig["target"].startswith(("<=", ">=")), key
+        assert isinstance(fig["met"], bool), key
+        assert fig["baselines"], f"{key} has no baseline"
+        for name, base in fig["baselines"].items():
+            assert isinstance(base["value"], float) and base["value"] > 0 and base["unit"], (key, name)
+        assert fig["command"] and fig["command_line"], key
+    # the baseline loop does the graph's work: same rounds, records and answer
+    assert out["graph_overhead_ms_per_round"]["details"]["plain_loop_reproduces_graph_result"] is True
+    # the benchmark writes only to its work directory, never to SATURATE_HOME
+    assert not home.exists() or not any(home.iterdir())
