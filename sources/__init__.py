@@ -1,5 +1,8 @@
 """Search sources: the local FTS5 corpus, the embedded Wikipedia corpus, DuckDuckGo, the cache.
 
+Web pages are read only through ``sources.fetch`` (the SSRF-guarded fetcher)
+and ``sources.extract`` (main text).
+
 ``make_source(settings, home)`` builds the source a session uses, wrapped in
 the on-disk search cache (``home/cache.db``); local indexes live in ``home/index``.
 """
@@ -13,6 +16,7 @@ from state.settings import Settings
 
 from sources.cache import CachedSource, SearchCache, cache_key
 from sources.ddg import DuckDuckGoSource
+from sources.fetch import FetchError, FetchRefused, FetchedText, Page, fetch_page
 from sources.local import INDEX_VERSION, CorpusError, LocalCorpus, match_expression
 from sources.pages import SqlitePageStore
 from sources.wiki import open_wiki
@@ -22,10 +26,15 @@ __all__ = [
     "CachedSource",
     "CorpusError",
     "DuckDuckGoSource",
+    "FetchError",
+    "FetchRefused",
+    "FetchedText",
+    "Page",
     "LocalCorpus",
     "SearchCache",
     "SqlitePageStore",
     "cache_key",
+    "fetch_page",
     "make_source",
     "match_expression",
     "open_wiki",
@@ -43,13 +52,8 @@ def make_source(settings: Settings, home: Path | str) -> SearchSource:
         # the index file name carries the corpus version: a changed corpus misses the cache
         params = {"index": inner.index_path.name if inner.index_path else None}
     elif settings.source == "ddg":
-        inner = DuckDuckGoSource(
-            region=settings.ddg_region,
-            safesearch=settings.ddg_safesearch,
-            timelimit=settings.ddg_timelimit,
-            backend=settings.ddg_backend,
-            timeout=DDG_TIMEOUT_S,
-        )
+        # ddg_*, search_retries*, fetch_* (the page fetcher's bounds and allow list) come from the settings
+        inner = DuckDuckGoSource.from_settings(settings, timeout=DDG_TIMEOUT_S)
         params = inner.params
     else:  # Settings validates the literal; this guards a future value
         raise ValueError(f"unknown source {settings.source!r}")

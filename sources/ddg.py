@@ -1,22 +1,72 @@
-"""DuckDuckGoSource: web search through the ``ddgs`` metasearch library.
+"""DuckDuckGoSource: web search through the ``ddgs`` metasearch library, pages through the safe fetcher.
 
-ddgs raises ``DDGSException("No results found.")`` rather than returning [];
-that one case becomes []. Every other failure (DDGSException, its subclasses
-RatelimitException and TimeoutException, network errors, anything else) becomes
-a SearchError naming the query and the underlying error; nothing is swallowed.
+Search: ddgs raises ``DDGSException("No results found.")`` rather than
+returning []; that one case becomes [] and is never retried. A transient
+failure — ddgs' TimeoutException or RatelimitException, a timeout,
+connection or DNS error, HTTP 429/5xx (ddgs folds the underlying error into
+the DDGSException message, so the message is matched) — is retried up to
+``retries`` times with exponential backoff and jitter (``base_delay_s`` x 2^n,
+between half and all of it); each retry is logged. Then, and for every other
+failure, a SearchError names the query, the attempts and the underlying
+error; nothing is swallowed (the search node records it in the round).
+
+Why a retry loop here and not LangGraph's RetryPolicy on the search node: the
+node records failures instead of raising (a RetryPolicy would never fire), a
+retried node re-runs all of it (also the round-1 quality-floor query), and
+the retries would not show in the round; here they are bounded per query,
+testable with an injected ``sleep``, and the attempt count is in the error.
+
+Fetch: ``fetch(result)`` reads the page through ``sources.fetch.fetch_page``
+(http/https only, no private addresses, also after redirects, bounded size
+and time, HTML/text only) and returns its main text (``sources.extract``) as
+a ``FetchedText`` carrying the final URL, content type and notes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import random
+import re
+import socket
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from sources.extract import defuse, main_text
+from sources.fetch import FetchError, FetchedText, fetch_page
 from state.context import SearchError
 from state.records import SearchResult
 from state.text import clip
 
 SNIPPET_CHARS = 500
 NO_RESULTS = "No results found."
+log = logging.getLogger("saturate.ddg")
+
+_TRANSIENT = re.compile(
+    r"time[ds]?\s?out|timeout|connect|connection|dns|resolv|network|unreachable|reset by peer|broken pipe|"
+    r"temporar|rate\s?limit|too many requests|\b429\b|\b50[0-4]\b|service unavailable|bad gateway",
+    re.IGNORECASE,
+)
+
+
+def is_transient(err: BaseException) -> bool:
+    """A failure worth retrying: timeouts, connection/DNS errors, rate limits, HTTP 429/5xx."""
+    if _is_no_results(err):
+        return False
+    names = {c.__name__ for c in type(err).__mro__}
+    if names & {"TimeoutException", "RatelimitException", "TransportError"}:
+        return True
+    if isinstance(err, (TimeoutError, ConnectionError, socket.gaierror)):
+        return True
+    if "DDGSException" in names or isinstance(err, OSError):
+        return bool(_TRANSIENT.search(str(err)))
+    return False
+
+
+def backoff_delay(retry: int, base_s: float, jitter: float) -> float:
+    """Delay before retry number ``retry`` (0-based): base x 2^retry, scaled into [1/2, 1] by ``jitter`` in [0, 1)."""
+    full = base_s * (2**retry)
+    return full / 2 + full / 2 * jitter
 
 
 def _default_factory(timeout: int | None) -> Any:
@@ -26,7 +76,7 @@ def _default_factory(timeout: int | None) -> Any:
 
 
 class DuckDuckGoSource:
-    """A SearchSource over ``DDGS().text``; ``fetch`` is not implemented yet (issue 6)."""
+    """A SearchSource over ``DDGS().text`` with bounded retries; ``fetch`` reads pages safely."""
 
     name = "ddg"
 
@@ -38,14 +88,52 @@ class DuckDuckGoSource:
         backend: str = "auto",
         timeout: int | None = 10,
         ddgs_factory: Callable[..., Any] | None = None,
+        *,
+        retries: int = 2,
+        retry_base_s: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[], float] = random.random,
+        fetch_timeout_s: float = 10.0,
+        fetch_max_bytes: int = 2_000_000,
+        fetch_allow_hosts: Iterable[str] = (),
+        fetcher: Callable[..., Any] = fetch_page,
     ):
-        """``ddgs_factory(timeout=...)`` returns an object with ddgs' ``text()``; default ``DDGS``."""
+        """``ddgs_factory(timeout=...)`` returns an object with ddgs' ``text()``; default ``DDGS``.
+
+        ``sleep`` and ``jitter`` are injectable so tests do not wait; ``fetcher``
+        is ``fetch_page`` (tests may wrap it to count fetches).
+        """
         self.region = region
         self.safesearch = safesearch
         self.timelimit = timelimit
         self.backend = backend
         self.timeout = timeout
         self._factory = ddgs_factory or _default_factory
+        self.retries = max(0, int(retries))
+        self.retry_base_s = max(0.0, float(retry_base_s))
+        self._sleep = sleep
+        self._jitter = jitter
+        self.fetch_timeout_s = fetch_timeout_s
+        self.fetch_max_bytes = fetch_max_bytes
+        self.fetch_allow_hosts = tuple(fetch_allow_hosts)
+        self._fetcher = fetcher
+
+    @classmethod
+    def from_settings(cls, settings: Any, **kwargs: Any) -> "DuckDuckGoSource":
+        """A source configured by a ``Settings`` (ddg_*, search_retries*, fetch_*); kwargs win."""
+        options = dict(
+            region=settings.ddg_region,
+            safesearch=settings.ddg_safesearch,
+            timelimit=settings.ddg_timelimit,
+            backend=settings.ddg_backend,
+            retries=settings.search_retries,
+            retry_base_s=settings.search_retry_base_s,
+            fetch_timeout_s=settings.fetch_timeout_s,
+            fetch_max_bytes=settings.fetch_max_bytes,
+            fetch_allow_hosts=settings.fetch_allow_hosts,
+        )
+        options.update(kwargs)
+        return cls(**options)
 
     @property
     def params(self) -> dict:
@@ -55,21 +143,36 @@ class DuckDuckGoSource:
     def search(self, query: str, k: int) -> list[SearchResult]:
         if not query.strip() or k <= 0:
             return []
-        try:
-            rows = self._factory(timeout=self.timeout).text(
-                query,
-                region=self.region,
-                safesearch=self.safesearch,
-                timelimit=self.timelimit,
-                backend=self.backend,
-                max_results=k,
-            )
-        except Exception as err:  # noqa: BLE001 - re-raised as SearchError below
-            if _is_no_results(err):
-                return []
-            raise SearchError(
-                f"ddg search for {clip(query, 200)!r} failed: {type(err).__name__}: {err}"
-            ) from err
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                rows = self._factory(timeout=self.timeout).text(
+                    query,
+                    region=self.region,
+                    safesearch=self.safesearch,
+                    timelimit=self.timelimit,
+                    backend=self.backend,
+                    max_results=k,
+                )
+                break
+            except Exception as err:  # noqa: BLE001 - retried or re-raised as SearchError below
+                if _is_no_results(err):
+                    return []
+                transient = is_transient(err)
+                if transient and attempt <= self.retries:
+                    delay = backoff_delay(attempt - 1, self.retry_base_s, self._jitter())
+                    log.warning(
+                        "ddg search %r attempt %d/%d failed (%s: %s); retrying in %.2fs",
+                        clip(query, 200), attempt, self.retries + 1, type(err).__name__, err, delay,
+                    )
+                    self._sleep(delay)
+                    continue
+                kind = "transient failure" if transient else "failure"
+                raise SearchError(
+                    f"ddg search for {clip(query, 200)!r} failed after {attempt} attempt(s) ({kind}): "
+                    f"{type(err).__name__}: {err}"
+                ) from err
         results: list[SearchResult] = []
         seen: set[str] = set()
         for row in rows or []:
@@ -81,8 +184,9 @@ class DuckDuckGoSource:
                 SearchResult(
                     id=href,
                     url=href,
-                    title=str(row.get("title") or ""),
-                    snippet=clip(str(row.get("body") or ""), SNIPPET_CHARS),
+                    # web text is untrusted: tag-like sequences cannot close a prompt's delimiters
+                    title=defuse(str(row.get("title") or "")),
+                    snippet=defuse(clip(str(row.get("body") or ""), SNIPPET_CHARS)),
                     source=self.name,
                     score=None,
                 )
@@ -92,7 +196,20 @@ class DuckDuckGoSource:
         return results
 
     def fetch(self, result: SearchResult) -> str:
-        raise SearchError(f"fetching web pages is not implemented yet (issue 6): {result.url}")
+        """The page's main text. Raises FetchRefused / FetchError with the reason (enrich records it)."""
+        page = self._fetcher(
+            result.url,
+            allow_hosts=self.fetch_allow_hosts,
+            max_bytes=self.fetch_max_bytes,
+            timeout_s=self.fetch_timeout_s,
+        )
+        text = main_text(page.text, page.content_type, page.final_url)
+        if not text:
+            raise FetchError(f"no main text could be extracted from {page.final_url} ({page.content_type})")
+        notes = list(page.notes)
+        if page.redirects:
+            notes.append(f"redirected {len(page.redirects)} time(s)")
+        return FetchedText(text, final_url=page.final_url, content_type=page.content_type, notes=notes)
 
     def __repr__(self) -> str:
         return f"DuckDuckGoSource({self.params})"

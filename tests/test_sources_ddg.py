@@ -85,7 +85,7 @@ def test_no_results_exception_is_empty():
     ],
 )
 def test_other_errors_become_search_errors(error: Exception):
-    src = DuckDuckGoSource(ddgs_factory=StandIn(error=error))
+    src = DuckDuckGoSource(ddgs_factory=StandIn(error=error), sleep=lambda s: None)  # transient ones are retried first
     with pytest.raises(SearchError) as info:
         src.search("victoria falls", 5)
     message = str(info.value)
@@ -93,10 +93,14 @@ def test_other_errors_become_search_errors(error: Exception):
     assert info.value.__cause__ is error
 
 
-def test_fetch_is_not_implemented_yet():
+def test_fetch_goes_through_the_safe_fetcher():
+    """Pages are read by sources.fetch (tests/test_fetch.py, tests/test_web_enrich.py); here: no network needed."""
+    from sources.fetch import FetchRefused
+
     src = DuckDuckGoSource(ddgs_factory=StandIn(ROWS))
-    with pytest.raises(SearchError, match="issue 6"):
-        src.fetch(src.search("falls", 1)[0])
+    for url in ("file:///etc/passwd", "http://169.254.169.254/latest/meta-data/", "http://[::1]/"):
+        with pytest.raises(FetchRefused):
+            src.fetch(SearchResult(id=url, url=url))
 
 
 def test_real_ddgs_without_network_raises_search_error():

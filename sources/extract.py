@@ -1,0 +1,98 @@
+"""Main text of a fetched page: trafilatura, with a small lxml fallback.
+
+``main_text(body, content_type, url)`` returns plain text without navigation,
+headers, footers, scripts or styles. HTML goes through trafilatura (favouring
+precision: on short pages its recall mode keeps menus); when it finds nothing (or is missing), a simple
+readability-style pass over lxml keeps the text of <main>/<article> (else
+<body>) minus boilerplate elements. ``text/plain`` is only normalised.
+
+Page text is untrusted data. It is returned as text and nothing else: links
+are not extracted (nothing in a page can choose what is fetched next), and
+tag-like sequences such as ``</sources>`` are defused (their angle brackets
+become ‹ ›) so the text cannot close the delimiters that prompts put around
+it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+BOILERPLATE_TAGS = (
+    "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed",
+    "nav", "header", "footer", "aside", "form", "button", "select", "menu", "dialog",
+)  # fmt: skip
+BLOCK_TAGS = ("p", "div", "section", "article", "main", "li", "h1", "h2", "h3", "h4", "h5", "h6",
+              "blockquote", "pre", "tr", "td", "th", "dd", "dt", "br", "table", "ul", "ol")  # fmt: skip
+
+_TAG_LIKE = re.compile(r"<(\s*/?\s*[A-Za-z!?][^<>\n]{0,80})>")
+_SPACES = re.compile(r"[ \t\f\v\u00a0]+")
+_BLANKS = re.compile(r"\n{3,}")
+
+logging.getLogger("trafilatura").setLevel(logging.ERROR)
+
+
+def defuse(text: str) -> str:
+    """Tag-like sequences (``<x>``, ``</sources>``) lose their angle brackets: ‹x›."""
+    return _TAG_LIKE.sub(lambda m: f"‹{m.group(1)}›", text)
+
+
+def normalize(text: str) -> str:
+    lines = [_SPACES.sub(" ", ln).strip() for ln in (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+
+
+def main_text(body: str, content_type: str = "text/html", url: str | None = None) -> str:
+    """Plain main text of a page body (HTML or text); '' when there is none."""
+    if not body or not body.strip():
+        return ""
+    if content_type == "text/plain":
+        return defuse(normalize(body))
+    text = _trafilatura(body, url)
+    if not text:
+        text = fallback_text(body)
+    return defuse(normalize(text))
+
+
+def _trafilatura(body: str, url: str | None) -> str:
+    try:
+        import trafilatura
+    except ImportError:  # pragma: no cover - a declared dependency; the fallback still works
+        return ""
+    try:
+        out = trafilatura.extract(
+            body,
+            url=url,
+            output_format="txt",
+            include_comments=False,
+            include_tables=True,
+            include_images=False,
+            include_links=False,
+            favor_precision=True,  # boilerplate out first; the snippet already gives recall
+            deduplicate=False,
+        )
+    except Exception:  # noqa: BLE001 - a broken page falls back to the simple extractor
+        return ""
+    return out or ""
+
+
+def fallback_text(body: str) -> str:
+    """Readability-style text: <main>/<article> (else <body>) without boilerplate elements."""
+    try:
+        from lxml import etree, html
+    except ImportError:  # pragma: no cover - lxml comes with trafilatura and ddgs
+        return re.sub(r"<[^>]+>", " ", body)
+    try:
+        doc = html.fromstring(body)
+    except (etree.ParserError, ValueError):
+        return ""
+    for el in list(doc.iter(etree.Comment, etree.ProcessingInstruction, *BOILERPLATE_TAGS)):
+        if el.getparent() is not None:
+            el.drop_tree()
+    roots = doc.xpath("//main") or doc.xpath("//article") or doc.xpath("//body") or [doc]
+    parts: list[str] = []
+    for root in roots:
+        for el in root.iter(*BLOCK_TAGS):
+            el.tail = "\n" + (el.tail or "")
+        parts.append(root.text_content())
+    return "\n".join(parts)
