@@ -1,11 +1,27 @@
-"""Calling the optional chat model from a node: defensive, counted, never fatal."""
+"""Calling the optional chat model from a node: defensive, counted, never fatal.
+
+Small local models drift, so every reply is cleaned (``<think>`` blocks
+stripped) and parsed defensively by the caller; every call reports its token
+usage so rounds and sessions can count them.
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_INT = re.compile(r"-?\d+")
+_JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
+
+
+@dataclass
+class Reply:
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
 
 
 def strip_think(text: str) -> str:
@@ -13,17 +29,90 @@ def strip_think(text: str) -> str:
     return _THINK.sub("", text or "").strip()
 
 
-def call_model(model: Any, system: str, user: str) -> str:
-    """One chat call; returns the reply text with think blocks removed. Raises on failure."""
+def with_options(model: Any, **options: Any) -> Any:
+    """The model with per-prompt sampling options (temperature, num_predict...).
+
+    Applied to models that have these fields (ChatOllama and other pydantic chat
+    models) as a copy, so the shared model keeps its own settings (num_ctx, host).
+    Models without such a field are used as they are.
+    """
+    fields = getattr(type(model), "model_fields", {})
+    update = {k: v for k, v in options.items() if k in fields}
+    return model.model_copy(update=update) if update else model
+
+
+def call_model(model: Any, system: str, user: str, **options: Any) -> Reply:
+    """One chat call; the reply text without think blocks, and its token usage. Raises on failure."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    reply = model.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    reply = with_options(model, **options).invoke([SystemMessage(content=system), HumanMessage(content=user)])
     content = reply.content if hasattr(reply, "content") else reply
     if isinstance(content, list):  # content blocks
         content = " ".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
-    return strip_think(str(content))
+    usage = getattr(reply, "usage_metadata", None) or {}
+    return Reply(strip_think(str(content)), int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
+
+
+def first_int(text: str) -> int | None:
+    m = _INT.search(text or "")
+    return int(m.group(0)) if m else None
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line, without surrounding quotes, bullets or a 'Query:' label."""
+    for line in (text or "").splitlines():
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
+        line = re.sub(r"^(?:search\s+)?query\s*:\s*", "", line, flags=re.IGNORECASE)
+        line = line.strip().strip("\"'“”‘’`").strip()
+        if line:
+            return line
+    return ""
+
+
+def parse_json_object(text: str) -> dict | None:
+    """A JSON object from a reply: as is, from a ```json fence, or the outermost {...}; light repair
+    (single quotes, trailing commas). None when nothing parses."""
+    text = strip_think(text)
+    candidates = [text]
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    if fence:
+        candidates.append(fence.group(1))
+    m = _JSON_OBJ.search(text)
+    if m:
+        candidates.append(m.group(0))
+    for c in candidates:
+        for attempt in (c, re.sub(r",\s*([}\]])", r"\1", c.replace("'", '"'))):
+            try:
+                value = json.loads(attempt)
+            except (ValueError, TypeError):
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
 
 
 def error_text(exc: BaseException) -> str:
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {msg}"[:300]
+
+
+class ModelUsage:
+    """Counts one node's model calls and tokens for its round record."""
+
+    def __init__(self, node: str):
+        self.node, self.calls, self.tokens_in, self.tokens_out = node, 0, 0, 0
+
+    def call(self, model: Any, system: str, user: str, **options: Any) -> Reply:
+        self.calls += 1
+        reply = call_model(model, system, user, **options)
+        self.tokens_in += reply.tokens_in
+        self.tokens_out += reply.tokens_out
+        return reply
+
+    def record(self) -> dict:
+        """Fields for the round record (summed across nodes by the records reducer)."""
+        return {
+            "model_calls": self.calls,
+            "model_calls_by_node": {self.node: self.calls} if self.calls else {},
+            "model_tokens": {"in": self.tokens_in, "out": self.tokens_out} if self.calls else {},
+        }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
 from graph import research, session_state
 from nodes._model import strip_think
@@ -85,35 +84,6 @@ def test_simplify_keeps_content_terms():
 def test_strip_think():
     assert strip_think("<think>hmm\nlong</think>\n7") == "7"
     assert strip_think("<THINK>never closed") == ""
-
-
-class Recording(GenericFakeChatModel):
-    """LangChain's fake chat model, remembering the prompts it was sent."""
-
-    seen: list = []
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.seen.append(messages)
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
-def test_chat_model_plans_gap_queries_and_merges_knowledge(home, musique_source):
-    replies = iter(
-        [
-            AIMessage(content='<think>the country is Zimbabwe</think>\n"largest waterfall in Zimbabwe"\nextra line'),
-            AIMessage(content="- The Bubye River is in Zimbabwe.\n- Victoria Falls is in Zimbabwe."),
-        ]
-        + [AIMessage(content="- more")] * 10
-    )
-    model = Recording(messages=replies, seen=[])
-    research(BUBYE, thread_id="m", source=musique_source, chat_model=model, mode="fixed", fixed_rounds=2, seed=0)
-    recs = session_state("m")["records"]
-    assert recs[1]["planner"] == "model" and recs[1]["query"] == "largest waterfall in Zimbabwe"
-    assert recs[1]["compress"] == "model" and recs[1]["model_calls"] == 2
-    assert recs[0]["model_calls"] == 0 and recs[0]["compress"] == "bodies"  # round 1 never asks the model
-    assert session_state("m")["knowledge"].startswith("- The Bubye River is in Zimbabwe.")
-    # results are delimited as data in the compress prompt
-    assert "<results>" in model.seen[1][1].content
 
 
 class Broken(GenericFakeChatModel):

@@ -1,0 +1,120 @@
+"""An HTTP server speaking Ollama's API (/api/tags, /api/chat NDJSON) that answers from a script.
+
+Used offline by the tests and by `saturate bench model`: the real ChatOllama client talks to it over
+HTTP on 127.0.0.1, and the requests it received can be inspected (model, options, prompts).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# which node asked: recognised by a phrase of its system prompt
+ROLES = {
+    "judge whether new search results": "novelty",
+    "plan web searches": "plan",
+    "one web search query": "gap",
+    "compact knowledge state": "compress",
+    "Answer the research task": "decide",
+}
+
+
+def role_of(request: dict) -> str:
+    system = next((m["content"] for m in request.get("messages", []) if m.get("role") == "system"), "")
+    return next((r for phrase, r in ROLES.items() if phrase in system), "other")
+
+
+class OllamaScript:
+    """Replies per role: a list consumed in order (the last one repeats), each a str, a dict
+    {"status": 500} / {"sleep": s, "text": ...}, or a callable(request) returning one of those."""
+
+    def __init__(self, models=("qwen-test:latest",), **replies):
+        self.models = list(models)
+        self.replies = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in replies.items()}
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+
+    def next_reply(self, role: str, request: dict | None = None):
+        with self.lock:
+            queue = self.replies.get(role) or ["5"]
+            reply = queue.pop(0) if len(queue) > 1 else queue[0]
+        return reply(request) if callable(reply) else reply
+
+    def by_role(self, role: str) -> list[dict]:
+        return [r for r in self.requests if role_of(r) == role]
+
+
+def _handler(script: OllamaScript):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _json(self, status: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path == "/api/tags":
+                self._json(200, {"models": [{"name": m, "model": m} for m in script.models]})
+            else:
+                self._json(404, {"error": "not found"})
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            if self.path != "/api/chat":
+                self._json(404, {"error": "not found"})
+                return
+            with script.lock:
+                script.requests.append(body)
+            reply = script.next_reply(role_of(body), body)
+            if isinstance(reply, dict) and "status" in reply:
+                self._json(reply["status"], {"error": reply.get("error", "internal server error")})
+                return
+            if isinstance(reply, dict) and "sleep" in reply:
+                time.sleep(reply["sleep"])
+                reply = reply.get("text", "")
+            text = str(reply)
+            prompt_tokens = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+            base = {"model": body.get("model"), "created_at": "2026-11-22T00:00:00Z"}
+            chunks = [
+                {**base, "message": {"role": "assistant", "content": text}, "done": False},
+                {**base, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
+                 "prompt_eval_count": prompt_tokens, "eval_count": max(1, len(text.split()))},
+            ]
+            try:
+                if body.get("stream", True):
+                    data = b"".join(json.dumps(c).encode() + b"\n" for c in chunks)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/x-ndjson")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                else:
+                    self._json(200, {**chunks[1], "message": chunks[0]["message"]})
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                pass
+
+    return Handler
+
+
+class OllamaServer:
+    def __init__(self, script: OllamaScript):
+        self.script = script
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "OllamaServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

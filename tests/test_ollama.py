@@ -1,0 +1,191 @@
+"""The model-backed steps through the real ChatOllama client against a local Ollama-protocol server."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from graph import research, resume, session_state
+from graph.cli import main
+from graph.models import ModelUnavailable
+from nodes.compress import COMPRESS_OPTIONS
+from nodes.plan_query import GAP_QUERY_OPTIONS
+
+from graph.ollama_script import OllamaScript, OllamaServer
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
+
+
+def model_kw(server, **kw):
+    return {"model": "ollama:qwen-test", "ollama_host": server.url, "seed": 0, **kw}
+
+
+def test_full_session_with_model(home, musique_source):
+    script = OllamaScript(
+        plan=[PLAN],
+        novelty=["9", "<think>the results repeat Zimbabwe facts</think> 8", "2"],
+        gap=['"Victoria Falls Zimbabwe"\nbecause it is the largest'],
+        compress=["- Bubye River is in Zimbabwe.\n- Victoria Falls is a waterfall in Zimbabwe."],
+        decide=["The waterfall is Victoria Falls [2], in Zimbabwe [1], not [42]."],
+    )
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="m", source=musique_source, novelty_method="model",
+                          novelty_epsilon=0.0, **model_kw(server))
+    state = session_state("m")
+    recs = state["records"]
+    # the initial plan: two complementary queries, rounds 1-2; round 3 from the gap prompt, first line, unquoted
+    assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]
+    assert [r["query"] for r in recs] == ["Bubye River country", "waterfalls of Zimbabwe", "Victoria Falls Zimbabwe"]
+    assert [r["planner"] for r in recs] == ["planned", "planned", "model"]
+    # model novelty: think block stripped; 2 < 3 stops round 3
+    assert [r["novelty"] for r in recs] == [9.0, 8.0, 2.0] and recs[2]["decision"] == "stop"
+    assert all(r["novelty_method"] == "model" for r in recs)
+    # compress asked only for accepted rounds after round 1; the stopped round made no compress call
+    assert recs[0]["compress"] == "bodies" and recs[1]["compress"] == "model"
+    assert "compress" not in recs[2]["model_calls_by_node"] and recs[2].get("compress") is None
+    assert len(script.by_role("compress")) == 1
+    assert state["knowledge"].startswith("- Bubye River is in Zimbabwe.")
+    # citations checked in code: [42] named no retrieved source and was removed
+    assert result.debug["answer"] == "model" and "[42]" not in result.answer and "[2]" in result.answer
+    assert any("[42]" in n for n in result.debug["notes"])
+    # calls and tokens counted per round and per session
+    assert recs[0]["model_calls_by_node"] == {"plan": 1, "novelty": 1}
+    assert recs[0]["model_tokens"]["in"] > 0 and recs[0]["model_tokens"]["out"] > 0
+    assert result.debug["model_calls"] == len(script.requests) == 1 + 3 + 1 + 1 + 1
+    assert result.debug["model_tokens"]["in"] == sum(r["model_tokens"].get("in", 0) for r in recs) + \
+        sum(len(m["content"].split()) for m in script.by_role("decide")[0]["messages"])
+
+
+def test_what_the_client_sent(home, musique_source):
+    script = OllamaScript(plan=[PLAN], novelty=["7"], gap=["a gap query"], compress=["- fact"], decide=["x [1]"])
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="s", source=musique_source, novelty_method="model", mode="fixed", fixed_rounds=3,
+                 **model_kw(server, num_ctx=4096))
+    for req in script.requests:
+        assert req["model"] == "qwen-test" and req["options"]["num_ctx"] == 4096
+    nov = script.by_role("novelty")[0]
+    assert nov["options"]["temperature"] == 0 and nov["options"]["num_predict"] == 3
+    user = nov["messages"][1]["content"]
+    known = user.split("<known>\n")[1].split("\n</known>")[0]
+    results = user.split("<results>\n")[1].split("\n</results>")[0]
+    assert BUBYE in user and len(known) <= 800 and 0 < len(results) <= 800
+    comp = script.by_role("compress")[0]
+    assert comp["options"]["temperature"] == COMPRESS_OPTIONS["temperature"] == 0.1
+    assert comp["options"]["num_predict"] == 400 and "<results>" in comp["messages"][1]["content"]
+    gap = script.by_role("gap")[0]
+    assert gap["options"] == {**gap["options"], **GAP_QUERY_OPTIONS} and gap["options"]["num_predict"] == 60
+    assert "Bubye River country" in gap["messages"][1]["content"]  # earlier queries are shown, never to repeat
+
+
+@pytest.mark.parametrize(
+    "reply,score,fallback",
+    [("7", 7.0, None), ("Score: 4 of 10", 4.0, None), ("lots of new things", 5.0, "no integer"),
+     ("42", 10.0, "clamped"), ("-3", 0.0, "clamped"), ("<think>maybe 1</think>6", 6.0, None)],
+)
+def test_novelty_replies(home, musique_source, reply, score, fallback):
+    script = OllamaScript(plan=[PLAN], novelty=[reply], compress=["- fact"], decide=["x [1]"])
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="n", source=musique_source, novelty_method="model", mode="fixed", fixed_rounds=1,
+                 **model_kw(server))
+    rec = session_state("n")["records"][0]
+    assert rec["novelty"] == score
+    if fallback:
+        assert any(fallback in f for f in rec["fallbacks"])
+    else:
+        assert not rec["fallbacks"]
+
+
+def test_unusable_plan_is_asked_again_then_falls_back(home, musique_source):
+    script = OllamaScript(plan=["Sure! Here are some queries: first, second", "{'queries': ['only one query',]}"],
+                          novelty=["8"], decide=["x [1]"])
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="p", source=musique_source, mode="fixed", fixed_rounds=1, **model_kw(server))
+    state = session_state("p")
+    assert state["planned_queries"] == ["only one query"]  # repaired: single quotes, trailing comma
+    assert len(script.by_role("plan")) == 2 and "JSON only" in script.by_role("plan")[1]["messages"][1]["content"]
+    assert any("asked once more" in f for f in state["records"][0]["fallbacks"])
+
+    script = OllamaScript(plan=["no json here"], decide=["x [1]"])
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="p2", source=musique_source, mode="fixed", fixed_rounds=1, **model_kw(server))
+    assert session_state("p2")["planned_queries"] == [BUBYE]
+    assert any("unusable twice" in f for f in session_state("p2")["records"][0]["fallbacks"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_at_start_fails_naming_the_host(home, musique_source, capsys):
+    host = f"http://127.0.0.1:{_free_port()}"
+    with pytest.raises(ModelUnavailable, match=f"cannot reach Ollama at {host}"):
+        research(BUBYE, source=musique_source, model="ollama:qwen-test", ollama_host=host)
+    assert main(["research", BUBYE, "--model", "ollama:qwen-test", "--ollama-host", host]) == 2
+    assert f"cannot reach Ollama at {host}" in capsys.readouterr().err
+
+
+def test_unreachable_at_start_can_continue_heuristically(home, musique_source):
+    host = f"http://127.0.0.1:{_free_port()}"
+    result = research(BUBYE, thread_id="h", source=musique_source, model="ollama:qwen-test", ollama_host=host,
+                      on_model_error="heuristic", novelty_method="model")
+    assert result.outcome == "answer" and result.debug["model_calls"] == 0
+    assert any("unavailable at start" in n and "heuristic" in n for n in result.debug["notes"])
+    recs = session_state("h")["records"]
+    assert all(r["novelty_method"] == "heuristic" for r in recs)
+
+
+def test_model_not_pulled(home, musique_source):
+    with OllamaServer(OllamaScript(models=["llama3:latest"])) as server:
+        with pytest.raises(ModelUnavailable, match="ollama pull qwen-test"):
+            research(BUBYE, source=musique_source, **model_kw(server))
+
+
+def test_http_500_mid_session_is_recorded_and_heuristics_finish(home, musique_source):
+    script = OllamaScript(plan=[PLAN], novelty=["9", {"status": 500}], gap=[{"status": 500}],
+                          compress=[{"status": 500}], decide=[{"status": 500}])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="e", source=musique_source, novelty_method="model", mode="fixed",
+                          fixed_rounds=3, **model_kw(server))
+    recs = session_state("e")["records"]
+    assert recs[1]["novelty_method"] == "heuristic" and any("novelty model" in e for e in recs[1]["errors"])
+    assert recs[1]["compress"] == "extractive" and any("compress model" in e for e in recs[1]["errors"])
+    assert recs[2]["planner"] == "gap-terms" and any("plan_query model" in e for e in recs[2]["errors"])
+    assert result.outcome == "answer" and result.debug["answer"] == "extractive"
+    assert any("decide model" in n for n in result.debug["notes"])
+
+
+def test_slow_reply_beyond_timeout(home, musique_source):
+    script = OllamaScript(plan=[PLAN], novelty=[{"sleep": 2.0, "text": "9"}], decide=["x [1]"])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="t", source=musique_source, novelty_method="model", mode="fixed",
+                          fixed_rounds=1, model_timeout_s=0.5, **model_kw(server))
+    rec = session_state("t")["records"][0]
+    assert rec["novelty_method"] == "heuristic"
+    assert any("Timeout" in e for e in rec["errors"]), rec["errors"]
+    assert result.outcome == "answer"
+
+
+def test_cli_model_flag_and_resume_rebuilds_the_model(home, musique_source, musique_corpus, capsys):
+    script = OllamaScript(plan=[PLAN], novelty=["8", "8", "1"], gap=["Victoria Falls"], compress=["- f"],
+                          decide=["Victoria Falls [1]."])
+    with OllamaServer(script) as server:
+        code = main(["research", BUBYE, "--corpus", str(musique_corpus), "--model", "ollama:qwen-test",
+                     "--ollama-host", server.url, "--thread", "c", "--json", "--novelty-epsilon", "0"])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0 and out["debug"]["model_calls"] >= 4 and out["debug"]["answer"] == "model"
+        assert resume("c").answer == out["answer"]
+
+
+def test_bench_model_reports_no_processing_of_rejected_rounds(home, capsys):
+    assert main(["bench", "model", "--tasks", "3", "--latency-ms", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for method in ("heuristic", "model"):
+        assert out[method]["rounds"] >= 2 * 3 and out[method]["calls_per_rejected_round_process"] == 0
+        assert out[method]["calls_per_accepted_round_judge"] >= 1  # the plan or gap query at least
+    assert out["model"]["calls_per_accepted_round_judge"] > out["heuristic"]["calls_per_accepted_round_judge"]
+    assert out["rejected_rounds_processed"] == 0
