@@ -1,0 +1,258 @@
+"""Live progress of a running session, from LangGraph's stream modes (no polling).
+
+The graph is streamed with ``stream_mode=["updates", "custom"]``. Two nodes
+write custom events through ``runtime.stream_writer``:
+
+- ``search``: ``{"event": "search", "round", "query", "source", "total", "new", "errors"}``
+  as soon as the round's results are in;
+- ``gate``: ``{"event": "round", **RoundRecord, "threshold", "mode"}`` once the
+  gate has decided (accept, epsilon_pass, stop or cap).
+
+``updates`` chunks say which node finished (``enrich`` and its page log, ...).
+``Progress`` turns them into one line per round, as it happens:
+
+    round 2: '<task> + Zimbabwe' [local:corpus] new 4/5  novelty 4.21 ≥ 3  → accept
+
+On a terminal the lines are coloured and a spinner names the step in progress;
+otherwise they are plain text. ``style="jsonl"`` writes one JSON object per
+event instead (for scripts). Use it as the ``stream_handler`` of
+``graph.research`` / ``graph.resume`` / ``graph.timetravel.fork``:
+
+    with Progress(task=task) as progress:
+        research(task, stream_handler=progress)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+STREAM_MODE = ["updates", "custom"]
+
+DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "cap": "cyan"}
+STEP_TEXT = {
+    "plan_query": "planning the query",
+    "search": "searching",
+    "assess_novelty": "scoring novelty",
+    "gate": "gating",
+    "compress": "merging into the knowledge state",
+    "enrich": "fetching full pages",
+    "decide": "writing the answer",
+}
+NEXT_STEP = {
+    "plan_query": "search",
+    "search": "assess_novelty",
+    "assess_novelty": "gate",
+    "enrich": "decide",
+}
+
+
+def short_query(query: str, task: str) -> str:
+    """A gap query shown as what it adds to the task: ``<task> + Zimbabwe``."""
+    if task and query.startswith(task) and len(query) > len(task):
+        return f"<task> + {query[len(task):].strip()}"
+    return query if len(query) <= 90 else query[:89] + "…"
+
+
+def novelty_bar(novelty: float | None, threshold: float, width: int = 10) -> str:
+    """``████▌·····`` with the threshold cell shown as ``│`` when the bar does not reach it."""
+    if novelty is None:
+        return " " * width
+    filled = max(0.0, min(float(novelty), 10.0)) / 10 * width
+    cells = []
+    t_cell = min(width - 1, int(threshold / 10 * width))
+    for i in range(width):
+        if i + 1 <= filled:
+            cells.append("█")
+        elif i < filled:
+            cells.append("▌")
+        else:
+            cells.append("│" if i == t_cell else "·")
+    return "".join(cells)
+
+
+def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
+    """One round as (text, rich style) pieces; joined they are the plain line."""
+    nov = ev.get("novelty")
+    threshold = ev.get("threshold")
+    decision = ev.get("decision") or "?"
+    parts: list[tuple[str, str]] = [
+        (f"round {ev['round']}: ", "bold"),
+        (repr(short_query(ev.get("query", ""), task)), ""),
+        (f" [{ev.get('source', '')}]", "dim"),
+        (f" new {ev.get('new', 0)}/{ev.get('total', 0)}", ""),
+    ]
+    if nov is None:
+        parts.append(("  novelty -", ""))
+    elif ev.get("mode") == "fixed" or threshold is None:
+        parts.append((f"  novelty {nov:.2f} (fixed mode)" if ev.get("mode") == "fixed" else f"  novelty {nov:.2f}", ""))
+    else:
+        parts.append((f"  novelty {nov:.2f} {'≥' if nov >= threshold else '<'} {threshold:g}", ""))
+    parts.append((f"  → {decision}", f"bold {DECISION_STYLE.get(decision, '')}".strip()))
+    if decision == "epsilon_pass" and ev.get("epsilon_draw") is not None:
+        parts.append((f" (ε draw {ev['epsilon_draw']:.3f})", "yellow"))
+    if ev.get("errors"):
+        n = len(ev["errors"]) if isinstance(ev["errors"], list) else int(ev["errors"])
+        parts.append((f"  errors: {n}", "bold red"))
+    return parts
+
+
+def round_text(ev: dict, task: str = "") -> str:
+    return "".join(t for t, _ in round_parts(ev, task))
+
+
+def _jsonable(x: Any) -> Any:
+    return json.loads(json.dumps(x, default=str))
+
+
+class Progress:
+    """A ``stream_handler`` printing one line per round as the session runs.
+
+    ``style``: ``"rich"`` (colours and a spinner on a terminal, plain lines
+    otherwise) or ``"jsonl"`` (one JSON object per event). Output goes to
+    ``file`` (default stderr) so stdout stays the result.
+    """
+
+    stream_mode = STREAM_MODE
+
+    def __init__(self, *, task: str = "", style: str = "rich", file: TextIO | None = None, console=None, threshold: float | None = None):
+        if style not in ("rich", "jsonl"):
+            raise ValueError(f"unknown progress style {style!r}")
+        self.task = task
+        self.style = style
+        self.file = file
+        self.threshold = threshold
+        self.rounds: list[dict] = []  # the round events seen, in order
+        self._printed: set[int] = set()
+        self._status = None
+        self._console = console
+        if style == "rich" and console is None:
+            from rich.console import Console
+
+            self._console = Console(file=file or sys.stderr, highlight=False, soft_wrap=True)
+
+    # ------------------------------------------------------------ plumbing
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __call__(self, item: Any) -> None:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            mode, chunk = item
+        else:  # a plain 'updates' chunk (handler used without stream_mode)
+            mode, chunk = "updates", item
+        if mode == "custom" and isinstance(chunk, dict):
+            self._custom(chunk)
+        elif mode == "updates" and isinstance(chunk, dict):
+            for node, update in chunk.items():
+                self._update(node, update or {})
+
+    # ------------------------------------------------------------ events
+
+    def _custom(self, ev: dict) -> None:
+        kind = ev.get("event")
+        if self.style == "jsonl":
+            self._emit(ev)
+            if kind == "round":
+                self._remember(ev)
+            return
+        if kind == "search":
+            self._spin(f"round {ev['round']}: {STEP_TEXT['assess_novelty']} of {ev.get('new', 0)} new / {ev.get('total', 0)} results")
+        elif kind == "round":
+            self._round_line(ev)
+
+    def _update(self, node: str, update: dict) -> None:
+        if node.startswith("__"):
+            return
+        if node == "gate":  # fallback when the gate wrote no custom event
+            for rec in update.get("records") or []:
+                if rec.get("round") not in self._printed:
+                    ev = {"event": "round", **rec, "threshold": self.threshold}
+                    if self.style == "jsonl":
+                        self._emit(ev)
+                        self._remember(ev)
+                    else:
+                        self._round_line(ev)
+        if self.style == "jsonl":
+            ev: dict = {"event": "step", "node": node}
+            if node == "enrich":
+                ev.update(self._page_counts(update.get("pages") or []))
+            if node == "decide" and update.get("result"):
+                r = update["result"]
+                ev.update(outcome=r.get("outcome"), rounds=r.get("rounds"), sources=len(r.get("sources") or []))
+            self._emit(ev)
+            return
+        if node == "enrich":
+            c = self._page_counts(update.get("pages") or [])
+            extra = f", {c['page_errors']} failed" if c["page_errors"] else ""
+            self._print([(f"enrich: {c['stored']} page(s) kept, {c['skipped']} skipped{extra}", "dim")])
+        nxt = NEXT_STEP.get(node)
+        if node == "gate":
+            decision = ((update.get("current") or {}).get("decision"))
+            nxt = "compress" if decision in ("accept", "epsilon_pass", "cap") else "enrich"
+        elif node == "compress":
+            nxt = None
+        if nxt:
+            rnd = (update.get("current") or {}).get("round")
+            prefix = f"round {rnd}: " if rnd and nxt in ("search", "assess_novelty", "gate", "compress") else ""
+            self._spin(prefix + STEP_TEXT[nxt])
+
+    @staticmethod
+    def _page_counts(pages: list[dict]) -> dict:
+        return {
+            "stored": sum(1 for p in pages if p.get("status") in ("stored", "fetched")),
+            "skipped": sum(1 for p in pages if p.get("status") == "skipped"),
+            "page_errors": sum(1 for p in pages if p.get("status") == "error"),
+        }
+
+    def _remember(self, ev: dict) -> None:
+        self._printed.add(ev.get("round"))
+        self.rounds.append(ev)
+
+    # ------------------------------------------------------------ output
+
+    def _round_line(self, ev: dict) -> None:
+        if ev.get("round") in self._printed:
+            return
+        self._remember(ev)
+        self._print(round_parts(ev, self.task))
+
+    def _print(self, parts: list[tuple[str, str]]) -> None:
+        from rich.text import Text
+
+        text = Text()
+        for s, style in parts:
+            text.append(s, style=style or None)
+        self._console.print(text)
+
+    def _spin(self, message: str) -> None:
+        if self.style != "rich" or not self._console.is_terminal:
+            return
+        if self._status is None:
+            self._status = self._console.status(message, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(message)
+
+    def _emit(self, ev: dict) -> None:
+        out = self.file or sys.stderr
+        out.write(json.dumps(_jsonable(ev), ensure_ascii=False) + "\n")
+        out.flush()
+
+
+def make_progress(args, task: str = "") -> Progress | None:
+    """The CLI's progress handler: ``--events`` → JSON lines, ``--json``/``--quiet`` → none, else rich."""
+    if getattr(args, "events", False):
+        return Progress(task=task, style="jsonl")
+    if getattr(args, "json", False) or getattr(args, "quiet", False):
+        return None
+    return Progress(task=task)
