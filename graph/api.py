@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.build import build_graph
+from graph.models import ModelUnavailable, resolve_chat_model
 from sources import make_source
 from sources.pages import SqlitePageStore
 from state.context import Context, SearchSource
@@ -69,6 +70,9 @@ def open_checkpointer(home: Path) -> Iterator[SqliteSaver]:
     try:
         saver = SqliteSaver(conn)
         saver.setup()
+        # WAL + synchronous=NORMAL: a killed process loses nothing committed (the WAL survives it);
+        # only a power cut may lose the last few steps. FULL fsyncs every one of ~10 commits a round.
+        conn.execute("PRAGMA synchronous=NORMAL")
         yield saver
     finally:
         conn.close()
@@ -87,12 +91,26 @@ def _config(thread_id: str) -> dict:
 
 
 def _run(graph, payload, thread_id: str, context: Context, stream_handler=None) -> dict:
-    """Run to the end; ``stream_handler(chunk)`` sees every 'updates' chunk as it happens."""
+    """Run to the end; ``stream_handler(chunk)`` sees every 'updates' chunk as it happens.
+
+    A handler with a ``stream_mode`` attribute (e.g. ``["updates", "custom"]``, see
+    graph.progress) is streamed those modes instead and gets LangGraph's ``(mode, chunk)`` pairs.
+    """
     if stream_handler is None:
         return graph.invoke(payload, _config(thread_id), context=context, durability=DURABILITY)
-    for chunk in graph.stream(payload, _config(thread_id), context=context, durability=DURABILITY, stream_mode="updates"):
+    mode = getattr(stream_handler, "stream_mode", "updates")
+    for chunk in graph.stream(payload, _config(thread_id), context=context, durability=DURABILITY, stream_mode=mode):
         stream_handler(chunk)
     return graph.get_state(_config(thread_id)).values
+
+
+def verify(claim: str, **kwargs: Any) -> AgentResult:
+    """Verify a claim: research it with the saturation loop, collect evidence hits, decide.
+
+    Returns an AgentResult with outcome True / False / Invalid, a markdown ``proof``
+    citing only evidence hits, and the counted ``sources``. Same keywords as ``research``.
+    """
+    return research(claim, _kind="claim", **kwargs)
 
 
 def research(
@@ -104,6 +122,8 @@ def research(
     source: SearchSource | None = None,
     settings: Settings | None = None,
     stream_handler=None,
+    context_extra: dict | None = None,
+    _kind: str = "question",
     **overrides: Any,
 ) -> AgentResult:
     """Run one research session to the end and return its result.
@@ -120,12 +140,16 @@ def research(
     task = check_task(task, settings)
     home_path = home_dir(home)
     thread_id = thread_id or new_thread_id()
-    context = make_context(settings, home_path, chat_model, source)
     with open_checkpointer(home_path) as saver:
         graph = build_graph(checkpointer=saver)
         if graph.get_state(_config(thread_id)).values:
             raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
-        state = _run(graph, initial_state(task, settings), thread_id, context, stream_handler)
+        model, notes = resolve_chat_model(settings, chat_model)
+        if settings.novelty_method == "model" and model is None and not notes:
+            raise InputError("novelty_method=model needs a chat model: set --model ollama:<name> (or pass chat_model)")
+        context = make_context(settings, home_path, model, source)
+        context.extra.update(context_extra or {})
+        state = _run(graph, initial_state(task, settings, tuple(notes), kind=_kind), thread_id, context, stream_handler)
     return AgentResult.model_validate(state["result"])
 
 
@@ -155,7 +179,10 @@ def resume(
             raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
         if snap.next:
             settings = Settings.model_validate(snap.values["settings"])
-            context = make_context(settings, home_path, chat_model, source)
+            model, notes = resolve_chat_model(settings, chat_model)
+            if notes:
+                graph.update_state(_config(thread_id), {"notes": [f"on resume: {n}" for n in notes]})
+            context = make_context(settings, home_path, model, source)
             state = _run(graph, None, thread_id, context, stream_handler)
         else:
             state = snap.values
@@ -191,6 +218,7 @@ def list_sessions(home: str | os.PathLike | None = None) -> list[dict]:
 
 __all__ = [
     "InputError",
+    "ModelUnavailable",
     "SettingsError",
     "check_task",
     "home_dir",
@@ -199,5 +227,6 @@ __all__ = [
     "open_checkpointer",
     "research",
     "resume",
+    "verify",
     "session_state",
 ]

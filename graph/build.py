@@ -2,18 +2,19 @@
 
 START → plan_query → search → assess_novelty → gate ─┬→ compress ─┬→ plan_query
                                                       │            └→ enrich (after the cap)
-                                                      └→ enrich → decide → END
+                                                      └→ enrich → decide ─┬→ END
+                                                                          └→ plan_query (a claim that needs more search)
 """
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from nodes.assess_novelty import assess_novelty
 from nodes.compress import compress
 from nodes.decide import decide
 from nodes.enrich import enrich
-from nodes.gate import gate, route_after_compress, route_after_gate
+from nodes.gate import gate, route_after_compress, route_after_decide, route_after_gate
 from nodes.plan_query import plan_query
 from nodes.search import search
 from state.context import Context
@@ -37,5 +38,5 @@ def build_graph(checkpointer=None, **compile_kwargs):
     g.add_conditional_edges("gate", route_after_gate)
     g.add_conditional_edges("compress", route_after_compress)
     g.add_edge("enrich", "decide")
-    g.add_edge("decide", END)
+    g.add_conditional_edges("decide", route_after_decide)
     return g.compile(checkpointer=checkpointer, **compile_kwargs)

@@ -38,7 +38,10 @@ def _flag(name: str) -> str:
 
 
 def _default_text(name: str) -> str:
-    d = Settings.model_fields[name].default
+    field = Settings.model_fields[name]
+    d = field.default_factory() if field.default_factory is not None else field.default
+    if isinstance(d, (dict, list, tuple)):
+        return json.dumps(d) if d or isinstance(d, dict) else "empty"
     return "unset" if d is None or d is PydanticUndefined else str(d)
 
 
@@ -65,15 +68,29 @@ def build_parser() -> argparse.ArgumentParser:
     out = r.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the result as JSON")
     out.add_argument("--quiet", action="store_true", help="print only the answer")
+    from graph import viz_cli
+
+    viz_cli.add_progress_flags(r)
     _add_setting_flags(r)
+
+    v = sub.add_parser("verify", help="verify a claim: True / False / Invalid with a proof")
+    v.add_argument("claim", help="the claim to verify")
+    v.add_argument("--thread", help="thread id for the session (default: a new one)")
+    vout = v.add_mutually_exclusive_group()
+    vout.add_argument("--json", action="store_true", help="print the AgentResult as JSON")
+    vout.add_argument("--quiet", action="store_true", help="print only the verdict")
+    _add_setting_flags(v)
 
     rs = sub.add_parser("resume", help="continue an interrupted session from its last checkpoint")
     rs.add_argument("thread")
     rs.add_argument("--json", action="store_true")
+    viz_cli.add_progress_flags(rs, quiet=True)
 
     s = sub.add_parser("show", help="the round records of a session")
     s.add_argument("thread")
     s.add_argument("--json", action="store_true", help="print the checkpointed state as JSON")
+    viz_cli.add_show_flags(s)
+    viz_cli.add_commands(sub, _add_setting_flags)
 
     ru = sub.add_parser("runs", help="the sessions in the database")
     ru.add_argument("--json", action="store_true")
@@ -90,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         bench_perf.add_arguments(bsub.add_parser("perf", help="performance figures with baselines"))
     except ImportError:  # pragma: no cover - perf module not present
         pass
+
+    from graph import bench_model, bench_verify
+
+    bench_model.add_arguments(bsub.add_parser("model", help="model calls per accepted/rejected round, heuristic vs model novelty"))
+    bench_verify.add_arguments(bsub.add_parser("verify", help="the claim decision rule on recorded search hits"))
 
     m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
     from graph import monitor_cli
@@ -155,6 +177,8 @@ def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
     print()
     for s in result.sources:
         print(f"[{s.n}] {s.title} — {s.url}")
+    for note in result.debug.get("notes") or []:
+        print(f"note: {note}")
     errors = result.debug.get("errors") or []
     if errors:
         print(f"\n{len(errors)} recorded error(s):")
@@ -187,17 +211,16 @@ def _cmd_research(args) -> int:
     settings = load_settings(overrides)
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())
-    live = None
-    if not (args.json or args.quiet):
+    from graph.progress import make_progress
+
+    live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
+    if live is not None and live.style == "rich":
         print(f"thread {thread} · source {settings.source} · mode {settings.mode}", file=sys.stderr)
-
-        def live(chunk: dict) -> None:
-            for node, update in chunk.items():
-                if node == "gate" and update:
-                    for rec in update.get("records", []):
-                        print(round_line(rec, settings.novelty_threshold, task), file=sys.stderr, flush=True)
-
-    result = research(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    try:
+        result = research(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    finally:
+        if live is not None:
+            live.close()
     print_result(result, thread, args.json, args.quiet)
     return exit_code(result)
 
@@ -208,17 +231,55 @@ def exit_code(result) -> int:
     return 0
 
 
-def _cmd_resume(args) -> int:
-    from graph.api import resume
+def _cmd_verify(args) -> int:
+    from graph.api import new_thread_id, verify
 
-    result = resume(args.thread, home=args.home)
-    print_result(result, args.thread, args.json, False)
+    overrides = {
+        name: getattr(args, f"setting_{name}")
+        for name in Settings.model_fields
+        if getattr(args, f"setting_{name}") is not None
+    }
+    settings = load_settings(overrides)
+    thread = args.thread or new_thread_id()
+    result = verify(args.claim, thread_id=thread, home=args.home, settings=settings)
+    if args.json:
+        print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
+    elif args.quiet:
+        print(result.outcome)
+    else:
+        print(result.proof)
+        for note in result.debug.get("notes") or []:
+            print(f"note: {note}")
+        print(f"\nthread: {thread}   (saturate show {thread})")
+    return exit_code(result)
+
+
+def _cmd_resume(args) -> int:
+    from graph.api import resume, session_state
+    from graph.progress import make_progress
+
+    live = make_progress(args)
+    if live is not None:
+        state = session_state(args.thread, home=args.home)
+        live.task = state.get("task", "")
+        if live.style == "rich" and state.get("_next"):
+            print(f"resuming {args.thread} at {', '.join(state['_next'])} (round {state.get('round', 0)})", file=sys.stderr)
+    try:
+        result = resume(args.thread, home=args.home, stream_handler=live)
+    finally:
+        if live is not None:
+            live.close()
+    print_result(result, args.thread, args.json, args.quiet)
     return exit_code(result)
 
 
 def _cmd_show(args) -> int:
+    from graph import viz_cli
     from graph.api import session_state
 
+    extra = viz_cli.show_extras(args)  # --html / --chart / --checkpoints
+    if extra is not None:
+        return extra
     state = session_state(args.thread, home=args.home)
     if args.json:
         print(json.dumps(state, ensure_ascii=False, indent=2, default=str))
@@ -276,6 +337,14 @@ def _cmd_bench(args) -> int:
         from graph import perf
 
         return perf.run(args)
+    if getattr(args, "bench_kind", None) == "verify":
+        from graph import bench_verify
+
+        return bench_verify.run(args)
+    if getattr(args, "bench_kind", None) == "model":
+        from graph import bench_model
+
+        return bench_model.run(args)
     from graph import bench
 
     return bench.run(args)
@@ -289,6 +358,7 @@ def _cmd_monitor(args) -> int:
 
 COMMANDS = {
     "research": _cmd_research,
+    "verify": _cmd_verify,
     "resume": _cmd_resume,
     "show": _cmd_show,
     "runs": _cmd_runs,
@@ -297,16 +367,21 @@ COMMANDS = {
     "settings": _cmd_settings,
 }
 
+from graph.viz_cli import COMMANDS as _VIZ_COMMANDS  # noqa: E402  graph, checkpoints, fork
+
+COMMANDS.update(_VIZ_COMMANDS)
+
 
 def main(argv: list[str] | None = None) -> int:
     from graph.api import InputError
+    from graph.models import ModelUnavailable
     from graph.monitor_harness import MonitorError
     from sources import CorpusError
 
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (InputError, SettingsError, CorpusError, MonitorError) as exc:
+    except (InputError, SettingsError, CorpusError, MonitorError, ModelUnavailable) as exc:
         print(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

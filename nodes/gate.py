@@ -55,7 +55,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
     settings = Settings.model_validate(state["settings"])
     cur = dict(state["current"])
-    decision, reason, u, rng = decide_gate(cur["round"], cur.get("novelty") or 0.0, settings, state["rng"])
+    # rounds count from the start of the current attempt (a claim sent back for more search gets a fresh loop)
+    rnd = cur["round"] - state.get("attempt_start", 0)
+    decision, reason, u, rng = decide_gate(rnd, cur.get("novelty") or 0.0, settings, state["rng"])
     cur.update(decision=decision, reason=reason, epsilon_draw=u)
     durations = {**cur.get("durations_ms", {}), "gate": round((time.perf_counter() - t0) * 1000, 3)}
     record = RoundRecord(
@@ -76,16 +78,24 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         reason=reason,
         epsilon_draw=u,
         model_calls=cur.get("model_calls", 0),
+        model_calls_by_node=cur.get("model_calls_by_node", {}),
+        model_tokens=cur.get("model_tokens", {}),
         durations_ms=durations,
         errors=cur.get("errors", []),
         fallbacks=cur.get("fallbacks", []),
     ).model_dump()
+    runtime.stream_writer({"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode})  # live progress (stream_mode "custom")
     return {"current": cur, "rng": rng, "records": [record]}
 
 
 def route_after_gate(state: ResearchState) -> Literal["compress", "enrich"]:
     """Accepted rounds (accept, epsilon_pass, cap) go to compress; a stop ends the loop."""
     return "compress" if state["current"].get("decision") in ACCEPTED else "enrich"
+
+
+def route_after_decide(state: ResearchState) -> Literal["plan_query", "__end__"]:
+    """A claim whose evidence is not yet sufficient goes back for more search while attempts remain."""
+    return "plan_query" if state.get("result") is None else "__end__"
 
 
 def route_after_compress(state: ResearchState) -> Literal["plan_query", "enrich"]:

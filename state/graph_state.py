@@ -36,7 +36,9 @@ def upsert_records(old: list[dict], new: list[dict]) -> list[dict]:
         merged = dict(out[i])
         for key, value in rec.items():
             prev = merged.get(key)
-            if isinstance(prev, dict) and isinstance(value, dict):
+            if key in ("model_calls_by_node", "model_tokens") and isinstance(prev, dict):
+                merged[key] = {k: prev.get(k, 0) + value.get(k, 0) for k in {*prev, *value}}
+            elif isinstance(prev, dict) and isinstance(value, dict):
                 merged[key] = {**prev, **value}
             elif isinstance(prev, list) and isinstance(value, list):
                 merged[key] = prev + value
@@ -60,10 +62,15 @@ class ResearchState(TypedDict, total=False):
     records: Annotated[list[dict], upsert_records]  # RoundRecord dicts, one per round (compress adds to its round's)
     rng: dict[str, int]                # epsilon-draw generator state (see state.rng)
     pages: list[dict]                  # enrichment: {url, chars, overlap} refs and skips, never page text
+    notes: Annotated[list[str], operator.add]  # session-level notes shown in the result (e.g. model fallback)
+    kind: str                          # "question" (research) or "claim" (verify)
+    evidence: Annotated[list[dict], operator.add]  # claims: EvidenceHit dicts, the evidence history
+    attempts: int                      # claims: decide passes so far
+    attempt_start: int                 # the round after which the current attempt's rounds count (gate)
     result: dict | None                # AgentResult dict once decided
 
 
-def initial_state(task: str, settings: Settings) -> ResearchState:
+def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), kind: str = "question") -> ResearchState:
     return {
         "task": task,
         "settings": settings.model_dump(),
@@ -73,5 +80,9 @@ def initial_state(task: str, settings: Settings) -> ResearchState:
         "current": {},
         "rng": new_rng(settings.seed),
         "pages": [],
+        "notes": list(notes),
+        "kind": kind,
+        "attempts": 0,
+        "attempt_start": 0,
         "result": None,
     }

@@ -48,6 +48,8 @@ class RoundRecord(BaseModel):
     knowledge_chars: int | None = Field(None, description="Size of the knowledge state after this round.")
     compress: str | None = Field(None, description="How the knowledge state was updated (bodies, extractive, model).")
     model_calls: int = 0
+    model_calls_by_node: dict[str, int] = Field(default_factory=dict, description="plan / novelty / compress ...")
+    model_tokens: dict[str, int] = Field(default_factory=dict, description="{'in': prompt tokens, 'out': reply tokens}")
     durations_ms: dict[str, float] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
     fallbacks: list[str] = Field(default_factory=list)
@@ -64,7 +66,8 @@ class SourceRef(BaseModel):
 class AgentResult(BaseModel):
     outcome: Literal["answer", "no_results", "True", "False", "Invalid"] = "answer"
     task: str
-    answer: str = Field("", description="Extractive answer/summary citing sources as [n].")
+    answer: str = Field("", description="The answer citing sources as [n]; for a claim, the verdict and why.")
+    proof: str = Field("", description="For a claim: a compact markdown proof citing only evidence hits.")
     sources: list[SourceRef] = Field(default_factory=list)
     stop_reason: str = ""
     rounds: int = 0

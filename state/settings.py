@@ -8,10 +8,13 @@ generated from them (``saturate settings --markdown``).
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ENV_PREFIX = "SATURATE_"
 
@@ -40,11 +43,11 @@ class Settings(BaseModel):
     novelty_epsilon: float = Field(
         0.15, ge=0, le=1, description="Probability that a sub-threshold round passes through anyway (epsilon-greedy)."
     )
-    novelty_method: Literal["heuristic", "seed-heuristic"] = Field(
+    novelty_method: Literal["heuristic", "seed-heuristic", "model"] = Field(
         "heuristic",
-        description="`heuristic`: new results scored against everything the session accepted "
-        "(seen ids and their vocabulary); `seed-heuristic`: the seed's word overlap against the "
-        "rolling knowledge state only.",
+        description="`heuristic`: the best new result's share of unseen terms x its task relevance, against "
+        "everything the session accepted; `seed-heuristic`: the seed's word overlap against the rolling "
+        "knowledge state only; `model`: the chat model rates 0-10 (needs `model`).",
     )
     seed: int | None = Field(
         None,
@@ -75,6 +78,17 @@ class Settings(BaseModel):
     ddg_safesearch: Literal["on", "moderate", "off"] = Field("moderate", description="DuckDuckGo safe search.")
     ddg_timelimit: Literal["d", "w", "m", "y"] | None = Field(None, description="DuckDuckGo time limit (day/week/month/year).")
     ddg_backend: str = Field("auto", min_length=1, description="ddgs backend(s), e.g. `auto`, `duckduckgo`, `bing`.")
+    search_retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Retries of a web search that failed transiently (timeout, connection or DNS error, rate limit, "
+        "HTTP 429/5xx), with exponential backoff and jitter; then the failure is recorded in the round. "
+        "'No results' is never retried.",
+    )
+    search_retry_base_s: float = Field(
+        0.5, ge=0, le=60, description="First backoff delay of a search retry in seconds; it doubles each retry (with jitter)."
+    )
     # --- knowledge, enrichment ----------------------------------------------
     knowledge_max_chars: int = Field(1500, ge=200, le=100_000, description="Cap on the rolling knowledge state.")
     url_enrich_count: int = Field(3, ge=0, le=20, description="At most this many accepted results get their full page.")
@@ -82,13 +96,106 @@ class Settings(BaseModel):
         0.6, ge=0, le=1, description="Only results whose snippet overlaps the knowledge state by at most this are enriched."
     )
     page_max_chars: int = Field(20_000, ge=500, description="Per-page budget of full text kept by enrichment.")
+    fetch_timeout_s: float = Field(
+        10.0, gt=0, le=300, description="Total time cap of one page fetch in seconds: DNS, connects, every redirect and the body."
+    )
+    fetch_max_bytes: int = Field(
+        2_000_000,
+        ge=1024,
+        le=100_000_000,
+        description="Page body bytes read at most; a longer body is cut there and the cut is noted in the enrichment log.",
+    )
+    fetch_allow_hosts: tuple[str, ...] = Field(
+        (),
+        description="Exact host names or IPs that page fetching may reach although they are loopback/private/"
+        "link-local/reserved (e.g. `127.0.0.1,localhost` for a local test server); comma-separated in the "
+        "environment and on the CLI. Nothing else bypasses the address check.",
+    )
+
+    @field_validator("fetch_allow_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        """A comma/space separated string (environment, CLI) or a list; exact hosts only, normalised."""
+        if value is None:
+            return ()
+        items = re.split(r"[,\s]+", value) if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple, set, frozenset)):
+            return value
+        hosts: list[str] = []
+        for item in items:
+            if not isinstance(item, str):
+                raise ValueError(f"hosts must be strings (got {item!r})")
+            host = item.strip().lower()
+            if not host:
+                continue
+            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+            host = host.rstrip(".")
+            if not re.fullmatch(r"[a-z0-9_.:-]+", host) or "*" in host:
+                raise ValueError(f"{item!r} is not an exact host name or IP (no schemes, ports, paths, wildcards or ranges)")
+            if ":" in host:
+                try:
+                    host = str(ipaddress.IPv6Address(host))
+                except ValueError:
+                    raise ValueError(f"{item!r} is not an exact host name or IP (no ports)") from None
+            if host not in hosts:
+                hosts.append(host)
+        return tuple(hosts)
+    # --- the chat model (optional) -------------------------------------------
+    model: str | None = Field(
+        None,
+        pattern=r"^ollama:\S+$",
+        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`). Unset: no model, heuristic paths. "
+        "From Python any LangChain chat model can be passed instead.",
+    )
+    ollama_host: str | None = Field(
+        None,
+        pattern=r"^https?://\S+$",
+        description="Ollama base URL. Unset: `OLLAMA_HOST` if set, else `http://127.0.0.1:11434`.",
+    )
+    num_ctx: int = Field(8192, ge=512, le=1_048_576, description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates).")
+    model_timeout_s: float = Field(120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed.")
+    on_model_error: Literal["fail", "heuristic"] = Field(
+        "fail",
+        description="Model unreachable at start: `fail` (exit 2 naming the host) or `heuristic` (continue without "
+        "the model and say so in the result). Errors mid-session are always recorded and fall back to heuristics.",
+    )
+    # --- claim verification (saturate verify) --------------------------------
+    verify_threshold: float = Field(1.6, gt=0, description="Support or refute weight a verdict needs (summed hit weights).")
+    verify_min_sources: int = Field(2, ge=1, le=20, description="Independent sources (distinct registrable domains) a verdict needs.")
+    verify_margin: float = Field(2.0, ge=1, description="'Clearly wins': the winning side's weight is at least this times the other's.")
+    verify_max_attempts: int = Field(2, ge=1, le=10, description="Decide passes; 'need more search' sends the session back to plan_query until they run out.")
+    verify_partial_weight: float = Field(0.5, ge=0, le=1, description="Share of a hit's weight that a partial support adds to the support side.")
+    verify_date_window_days: int = Field(730, ge=1, description="Dated hits further than this from the median date of the dated evidence do not count.")
+    tier_weights: dict[str, float] = Field(
+        default_factory=lambda: {"primary": 1.0, "wire": 0.8, "trade": 0.6, "other": 0.4},
+        description="Weight of a hit by its source tier (JSON object). `other` must not exceed 0.4.",
+    )
+    source_tiers: str | None = Field(
+        None, description="JSON file {registrable domain: tier} extending/overriding the built-in tier table."
+    )
     # --- input bounds ---------------------------------------------------------
     task_max_chars: int = Field(2000, ge=10, description="Longest task accepted; longer tasks are rejected, not cut.")
+
+    @field_validator("tier_weights", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        """CLI flags and environment variables give a JSON object as text."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError("expected a JSON object, e.g. {\"primary\": 1.0, ...}") from None
+        return value
 
     @model_validator(mode="after")
     def _rounds_consistent(self) -> "Settings":
         if self.min_rounds > self.max_rounds:
             raise ValueError(f"min_rounds ({self.min_rounds}) must not exceed max_rounds ({self.max_rounds})")
+        tiers = {"primary", "wire", "trade", "other"}
+        if set(self.tier_weights) != tiers or any(not 0 <= w <= 1 for w in self.tier_weights.values()):
+            raise ValueError(f"tier_weights needs exactly {sorted(tiers)} with weights in [0, 1]")
+        if self.tier_weights["other"] > 0.4:
+            raise ValueError("tier_weights.other must not exceed 0.4")
         if self.fixed_rounds > self.max_rounds and self.mode == "fixed":
             raise ValueError(f"fixed_rounds ({self.fixed_rounds}) must not exceed max_rounds ({self.max_rounds})")
         return self
