@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     vout = v.add_mutually_exclusive_group()
     vout.add_argument("--json", action="store_true", help="print the AgentResult as JSON")
     vout.add_argument("--quiet", action="store_true", help="print only the verdict")
+    viz_cli.add_progress_flags(v)
     _add_setting_flags(v)
 
     rs = sub.add_parser("resume", help="continue an interrupted session from its last checkpoint")
@@ -200,15 +201,20 @@ def settings_markdown() -> str:
 # ---------------------------------------------------------------- commands
 
 
-def _cmd_research(args) -> int:
-    from graph.api import new_thread_id, research
-
+def settings_from_args(args) -> Settings:
+    """The --<setting> flags given, on top of the environment and the defaults."""
     overrides = {
         name: getattr(args, f"setting_{name}")
         for name in Settings.model_fields
         if getattr(args, f"setting_{name}") is not None
     }
-    settings = load_settings(overrides)
+    return load_settings(overrides)
+
+
+def _cmd_research(args) -> int:
+    from graph.api import new_thread_id, research
+
+    settings = settings_from_args(args)
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())
     from graph.progress import make_progress
@@ -234,14 +240,16 @@ def exit_code(result) -> int:
 def _cmd_verify(args) -> int:
     from graph.api import new_thread_id, verify
 
-    overrides = {
-        name: getattr(args, f"setting_{name}")
-        for name in Settings.model_fields
-        if getattr(args, f"setting_{name}") is not None
-    }
-    settings = load_settings(overrides)
+    from graph.progress import make_progress
+
+    settings = settings_from_args(args)
     thread = args.thread or new_thread_id()
-    result = verify(args.claim, thread_id=thread, home=args.home, settings=settings)
+    live = make_progress(args, args.claim)
+    try:
+        result = verify(args.claim, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    finally:
+        if live is not None:
+            live.close()
     if args.json:
         print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
     elif args.quiet:
