@@ -125,6 +125,18 @@ def evidence_hits(state: ResearchState, runtime: Runtime[Context], settings: Set
     return hits
 
 
+CHECKPOINT_TEXT_CHARS = 500
+
+
+def full_text(hits: list[EvidenceHit], state: ResearchState, runtime: Runtime[Context]) -> None:
+    """Restore each hit's text from the page store (enriched) or its accepted result's snippet."""
+    store = runtime.context.pages if runtime.context else None
+    results = state.get("results") or {}
+    for h in hits:
+        text = store.get(h.url) if store is not None else None
+        h.text = text or (results.get(h.url) or {}).get("snippet") or h.text
+
+
 def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
     settings = Settings.model_validate(state["settings"])
     claim = state["task"]
@@ -132,9 +144,13 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
     usage = ModelUsage("decide")
     notes: list[str] = []
     new = evidence_hits(state, runtime, settings, attempt, usage, notes)
-    history = [EvidenceHit.model_validate(h) for h in state.get("evidence") or []] + new
+    history = [EvidenceHit.model_validate(h) for h in state.get("evidence") or []]
+    full_text(history, state, runtime)  # the checkpoint keeps only a short text per hit
+    history += new
     verdict = decide_from_history(claim, history, attempt, settings.verify_max_attempts, VerifyRules.from_settings(settings))
-    update: dict = {"evidence": [h.model_dump() for h in new], "attempts": attempt}
+    # full page texts stay out of the checkpoint: a hit keeps its excerpt and a snippet-sized text
+    update: dict = {"evidence": [h.model_copy(update={"text": clip(h.text, CHECKPOINT_TEXT_CHARS)}).model_dump() for h in new],
+                    "attempts": attempt}
     if verdict.outcome == NEED_MORE_SEARCH:
         return {**update, "attempt_start": state.get("round", 0), "result": None,
                 "notes": [f"attempt {attempt}: need more search — {verdict.reason}"] + notes}

@@ -45,8 +45,8 @@ _PHRASE = re.compile(rf"\b{_WORD}(?:\s+(?:(?:of|the|de|du|la|le|von|van|and|&)\s
 
 
 def _salient(term: str) -> bool:
-    """Short numbers (list positions, counts) are not names; years and longer ids are."""
-    return not (term.isdigit() and len(term) < 4)
+    """Short numbers (list positions, counts) and ordinals are not names; years and longer ids are."""
+    return not ((term.isdigit() and len(term) < 4) or re.fullmatch(r"\d+(?:st|nd|rd|th)", term))
 
 
 FALLBACK_SUFFIXES = ("background", "history", "details", "overview", "facts", "context", "sources")

@@ -15,7 +15,8 @@ STOPWORDS = frozenset(
     should so some such than that the their theirs them themselves then there these they this those
     through to too under until up very was we were what when where which while who whom why will with
     would you your yours yourself yourselves s t d ll m o re ve y isn aren wasn weren hasn haven hadn
-    doesn don didn won wouldn shouldn couldn mustn many much whose known called name named one first""".split()
+    doesn don didn won wouldn shouldn couldn mustn many much whose known called name named one first
+    found located situated based""".split()
 )
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)

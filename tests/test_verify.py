@@ -172,3 +172,13 @@ def test_bench_verify_json(home, capsys, tmp_path):
     bad.write_text('{"claim": "x", "label": "Maybe", "hits": []}\n')
     assert main(["bench", "verify", "--claims", str(bad)]) == 2
     assert "line 1 has label 'Maybe'" in capsys.readouterr().err
+
+
+def test_evidence_in_the_checkpoint_stays_small(home):
+    long = [{"url": f"https://site{i}.gov/p", "passage": "The Sydney Harbour Bridge opened in 1932. " + "Filler words here. " * 400,
+             "stance": "support"} for i in range(2)]
+    result = verify(CLAIM, thread_id="big", source=ReplaySource(long), seed=0, enrich_overlap_max=1.0)
+    assert result.outcome == "True"
+    state = session_state("big")
+    assert any(p["status"] == "stored" and p["chars"] > 5000 for p in state["pages"])  # full pages were fetched ...
+    assert all(len(h["text"]) <= 500 for h in state["evidence"])  # ... but only snippets went into the checkpoint
