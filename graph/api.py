@@ -157,6 +157,10 @@ def session_state(thread_id: str, home: str | os.PathLike | None = None) -> dict
     """The latest checkpointed values of a session (raises InputError for an unknown thread)."""
     with open_checkpointer(home_dir(home)) as saver:
         snap = build_graph(checkpointer=saver).get_state(_config(thread_id))
+        if snap.values.get("kind") == "multi":  # a multi-source session: read it with its own graph
+            from graph.multi_api import multi_state
+
+            return multi_state(thread_id, saver)
     if not snap.values:
         raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_dir(home)}")
     return {**snap.values, "_next": list(snap.next)}
@@ -172,6 +176,10 @@ def resume(
 ) -> AgentResult:
     """Continue a session from its last completed step (a no-op for a finished one)."""
     home_path = home_dir(home)
+    if session_state(thread_id, home_path).get("kind") == "multi":
+        from graph.multi_api import resume_multi
+
+        return resume_multi(thread_id, home=home_path, chat_model=chat_model, stream_handler=stream_handler)
     with open_checkpointer(home_path) as saver:
         graph = build_graph(checkpointer=saver)
         snap = graph.get_state(_config(thread_id))
@@ -208,7 +216,8 @@ def list_sessions(home: str | os.PathLike | None = None) -> list[dict]:
                 {
                     "thread": thread_id,
                     "task": v.get("task", ""),
-                    "rounds": len(v.get("records") or []),
+                    # a multi-source session has no rounds: its source queries are counted
+                    "rounds": len(v.get("queries") if v.get("kind") == "multi" else v.get("records") or []),
                     "status": "done" if v.get("result") else ("interrupted at " + ",".join(snap.next) if snap.next else "empty"),
                     "updated": snap.created_at,
                 }

@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     from graph import viz_cli
 
     viz_cli.add_progress_flags(r)
+    from graph import multi_cli
+
+    multi_cli.add_flags(r)
     _add_setting_flags(r)
 
     v = sub.add_parser("verify", help="verify a claim: True / False / Invalid with a proof")
@@ -113,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_model.add_arguments(bsub.add_parser("model", help="model calls per accepted/rejected round, heuristic vs model novelty"))
     bench_verify.add_arguments(bsub.add_parser("verify", help="the claim decision rule on recorded search hits"))
+    from graph import bench_multi
+
+    bench_multi.add_arguments(bsub.add_parser("multi", help="single loop vs multi-source, side by side"))
 
     m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
     from graph import monitor_cli
@@ -213,8 +219,11 @@ def settings_from_args(args) -> Settings:
 
 def _cmd_research(args) -> int:
     from graph.api import new_thread_id, research
+    from graph import multi_cli
 
     settings = settings_from_args(args)
+    if multi_cli.wants_multi(args):  # --multi or --sources: the multi-source graph (graph/multi.py)
+        return multi_cli.run_research(args, settings)
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())
     from graph.progress import make_progress
@@ -292,6 +301,10 @@ def _cmd_show(args) -> int:
     if args.json:
         print(json.dumps(state, ensure_ascii=False, indent=2, default=str))
         return 0
+    if state.get("kind") == "multi":  # loops, audit events, leads, trips, tagged result
+        from graph import multi_cli
+
+        return multi_cli.show(state, args.thread)
     settings = Settings.model_validate(state["settings"])
     task = state["task"]
     print(f"task: {task}")
@@ -349,6 +362,10 @@ def _cmd_bench(args) -> int:
         from graph import bench_verify
 
         return bench_verify.run(args)
+    if getattr(args, "bench_kind", None) == "multi":
+        from graph import bench_multi
+
+        return bench_multi.run(args)
     if getattr(args, "bench_kind", None) == "model":
         from graph import bench_model
 

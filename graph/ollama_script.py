@@ -18,6 +18,7 @@ ROLES = {
     "one web search query": "gap",
     "compact knowledge state": "compress",
     "Answer the research task": "decide",
+    "search source is worth another query": "source_decision",  # nodes/loop_decision.py (multi-source loops)
 }
 
 

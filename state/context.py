@@ -47,3 +47,4 @@ class Context:
     chat_model: Any | None = None  # a LangChain BaseChatModel, optional
     pages: PageStore | None = None
     extra: dict = field(default_factory=dict)
+    sources: dict[str, SearchSource] = field(default_factory=dict)  # multi-source sessions: by configured name

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
+
 ENV_PREFIX = "SATURATE_"
 
 
@@ -173,10 +175,55 @@ class Settings(BaseModel):
     source_tiers: str | None = Field(
         None, description="JSON file {registrable domain: tier} extending/overriding the built-in tier table."
     )
+    # --- multi-source research (saturate research --multi / --sources) -----------
+    sources: tuple[SourceSpec, ...] | None = Field(
+        None,
+        description="Sources of a multi-source session, each saturated by its own loop in parallel: spec strings "
+        "`KIND[:CORPUS][@CEILING]` (comma-separated; kinds `local`, `titles` (title-only, shallow), `wiki`, `ddg`) "
+        "or a JSON list of them and/or {name, kind, corpus, ceiling, description}. Unset: the `source`/`corpus` source alone.",
+    )
+    source_ceilings: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_CEILINGS),
+        description="Most queries one source's saturation loop may ask, per source kind (JSON object); a source's own "
+        "`ceiling` wins. Enforced in code whatever the model decides.",
+    )
+    source_descriptions: dict[str, str] = Field(
+        default_factory=lambda: dict(DEFAULT_DESCRIPTIONS),
+        description="Characteristics text per source kind (JSON object), given to the per-source continue/stop "
+        "decision prompt; a source's own `description` wins.",
+    )
+    duplicate_stop_share: float = Field(
+        0.8, ge=0, le=1, description="Heuristic per-source stop: the last query's top results were more than this "
+        "share duplicates of what that source's loop already had.",
+    )
+    empty_stop_queries: int = Field(
+        2, ge=1, le=10, description="A source that returns nothing for this many consecutive queries is stopped."
+    )
+    breadcrumb_limit: int = Field(
+        5, ge=0, le=20, description="Leads (identifiers > organisations > people > other names) found in accepted "
+        "results that get one targeted query per source after the loops (0: none).",
+    )
+    source_loop_timeout_s: float = Field(
+        60.0, gt=0, le=3600, description="Wall-clock limit of one source's loop (a hanging search included); "
+        "recorded when it trips.",
+    )
+    model_call_budget: int = Field(
+        100, ge=0, le=100_000, description="Model calls a multi-source session may make; then the circuit breaker "
+        "trips (recorded) and the heuristic paths run.",
+    )
+    model_token_budget: int = Field(
+        200_000, ge=0, description="Model tokens (in + out) a multi-source session may use; no call starts once "
+        "they are spent (the call in flight may pass it).",
+    )
     # --- input bounds ---------------------------------------------------------
     task_max_chars: int = Field(2000, ge=10, description="Longest task accepted; longer tasks are rejected, not cut.")
 
-    @field_validator("tier_weights", mode="before")
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _parse_sources(cls, value: Any) -> Any:
+        return parse_sources(value)
+
+    @field_validator("tier_weights", "source_ceilings", "source_descriptions", mode="before")
     @classmethod
     def _json_object(cls, value: Any) -> Any:
         """CLI flags and environment variables give a JSON object as text."""
@@ -196,6 +243,11 @@ class Settings(BaseModel):
             raise ValueError(f"tier_weights needs exactly {sorted(tiers)} with weights in [0, 1]")
         if self.tier_weights["other"] > 0.4:
             raise ValueError("tier_weights.other must not exceed 0.4")
+        for name, table in (("source_ceilings", self.source_ceilings), ("source_descriptions", self.source_descriptions)):
+            if not set(table) <= set(SOURCE_KINDS):
+                raise ValueError(f"{name}: unknown source kind(s) {sorted(set(table) - set(SOURCE_KINDS))}; kinds are {list(SOURCE_KINDS)}")
+        if any(not 1 <= c <= 50 for c in self.source_ceilings.values()):
+            raise ValueError("source_ceilings must be between 1 and 50")
         if self.fixed_rounds > self.max_rounds and self.mode == "fixed":
             raise ValueError(f"fixed_rounds ({self.fixed_rounds}) must not exceed max_rounds ({self.max_rounds})")
         return self

@@ -1,0 +1,150 @@
+"""The command line of multi-source sessions: ``saturate research --multi`` / ``--sources``, and ``show``.
+
+    saturate research "TASK" --sources "local:a.jsonl,titles:a.jsonl,ddg" [--breadcrumb-limit 5] [--json]
+    saturate research "TASK" --multi            # the configured `sources`, else the `source`/`corpus` one alone
+    saturate show THREAD                        # loops, the audit event of every source query, leads, trips, result
+
+Live progress: one line per source query as it is decided (the ``source_query``
+custom events of the loops), on stderr; ``--events`` writes them as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from graph.progress import short_query
+
+
+def add_flags(p) -> None:
+    p.add_argument("--multi", action="store_true",
+                   help="research over several sources at once, each saturated by its own loop (implied by --sources)")
+
+
+def wants_multi(args) -> bool:
+    return bool(getattr(args, "multi", False) or getattr(args, "setting_sources", None))
+
+
+def query_line(ev: dict, task: str = "") -> str:
+    phase = "" if ev.get("phase") == "loop" else " (lead)"
+    err = f"  errors: {len(ev['errors'])}" if ev.get("errors") else ""
+    return (f"[{ev['source']}] q{ev['query_no']}{phase}: {short_query(ev['query'], task)!r}  new {ev['new']}/{ev['total']}"
+            f"  dup {ev['duplicates']}  → {ev['action']} ({ev.get('decided_by')}): {ev.get('reasoning', '')}{err}")
+
+
+class MultiProgress:
+    """A stream_handler: a line per source query (rich/plain) or JSON lines (``jsonl``), on stderr."""
+
+    stream_mode = ["updates", "custom"]
+
+    def __init__(self, task: str = "", style: str = "rich", file=None):
+        self.task, self.style, self.file = task, style, file or sys.stderr
+
+    def __call__(self, item) -> None:
+        mode, chunk = item if isinstance(item, tuple) else ("updates", item)
+        if mode == "custom" and isinstance(chunk, dict) and chunk.get("event") == "source_query":
+            text = json.dumps(chunk, ensure_ascii=False, default=str) if self.style == "jsonl" else query_line(chunk, self.task)
+            print(text, file=self.file, flush=True)
+        elif mode == "updates" and isinstance(chunk, dict) and self.style != "jsonl":
+            if "merge" in chunk:
+                merged = (chunk["merge"] or {}).get("merged") or []
+                multi = sum(1 for e in merged if len(e["sources"]) > 1)
+                print(f"merged: {len(merged)} results, {multi} found by 2+ sources", file=self.file, flush=True)
+            if "breadcrumbs" in chunk:
+                leads = [lead["name"] for lead in (chunk["breadcrumbs"] or {}).get("leads") or [] if lead.get("followed")]
+                print(f"breadcrumbs: following {', '.join(leads) or 'nothing'}", file=self.file, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
+    if as_json:
+        print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
+        return
+    print(result.answer)
+    if quiet:
+        return
+    print()
+    for s in result.sources:
+        by = "; ".join(f"{f.source} {f.query!r}" + (" (lead)" if f.phase != "loop" else "") for f in s.found_by)
+        print(f"[{s.n}] {s.title} — {s.url}  [{s.tag}]")
+        print(f"     found by: {by}")
+    if result.key_actors:
+        print("\nKey actors")
+        for a in result.key_actors:
+            print(f"- {a.name} ({a.kind}; {a.mentions} results {''.join(f'[{n}]' for n in a.sources)}): {a.what}")
+            if a.role:
+                print(f"    role: {a.role}")
+            for f in a.facts:
+                print(f"    fact: {f}")
+    print("\ntags: " + ", ".join(f"{k} {v}" for k, v in result.tags.items()))
+    print("sources searched:")
+    for loop in result.loops:
+        phase = "" if loop.phase == "loop" else " (breadcrumbs)"
+        print(f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}")
+    for note in result.debug.get("notes") or []:
+        print(f"note: {note}")
+    errors = result.debug.get("errors") or []
+    if errors:
+        print(f"\n{len(errors)} recorded error(s):")
+        for e in errors:
+            print(f"  - {e}")
+    print(f"thread: {thread}   (saturate show {thread})")
+
+
+def run_research(args, settings) -> int:
+    from graph.api import new_thread_id
+    from graph.cli import exit_code
+    from graph.multi_api import research_multi
+
+    thread = args.thread or new_thread_id()
+    task = " ".join(args.task.split())
+    live = None
+    if getattr(args, "events", False):
+        live = MultiProgress(task, style="jsonl")
+    elif not (args.json or args.quiet):
+        live = MultiProgress(task)
+        names = ", ".join(s.name for s in settings.sources) if settings.sources else f"{settings.source} (alone)"
+        print(f"thread {thread} · multi-source: {names}", file=sys.stderr)
+    result = research_multi(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    print_multi_result(result, thread, args.json, args.quiet)
+    return exit_code(result)
+
+
+def audit_lines(state: dict) -> list[str]:
+    task = state.get("task", "")
+    lines = []
+    for ev in state.get("audit") or []:
+        lines.append(f"audit {ev.get('session') or '-'} · {query_line(ev, task)}")
+    return lines
+
+
+def show(state: dict, thread: str) -> int:
+    task = state["task"]
+    print(f"task: {task}")
+    print(f"thread {thread} · multi-source · " + ", ".join(f"{s['name']} ({s['kind']}, ceiling {s['ceiling']})" for s in state["sources"]))
+    for line in audit_lines(state):
+        print(line)
+    for loop in state.get("loops") or []:
+        phase = "" if loop["phase"] == "loop" else " (breadcrumbs)"
+        print(f"loop {loop['source']}{phase}: {loop['queries']} of {loop['ceiling']} queries in {loop['elapsed_s']:.3f} s, "
+              f"{loop['stop_reason']} — {loop['reasoning']}" + (f"  model calls {loop['model_calls']}" if loop.get("model_calls") else ""))
+        for f in loop.get("fallbacks") or []:
+            print(f"  note   {f}")
+    leads = [lead for lead in state.get("leads") or [] if lead.get("followed")]
+    if leads:
+        print("leads followed: " + ", ".join(f"{lead['name']} ({lead['kind']})" for lead in leads))
+    for s in state.get("safety") or []:
+        print(f"TRIPPED {s['kind']} ({s.get('source') or s.get('phase')}): {s['detail']}")
+    if state.get("result"):
+        r = state["result"]
+        print(f"\nanswer: {r['answer']}")
+        for s in r["sources"]:
+            print(f"  [{s['n']}] {s['title']} — {s['url']}  [{s.get('tag')}]  found by "
+                  + ", ".join(sorted({f['source'] for f in s.get('found_by') or []})))
+        for a in r.get("key_actors") or []:
+            print(f"  key actor: {a['name']} ({a['kind']}): {a['what']}")
+    elif state.get("_next"):
+        print(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {thread}")
+    return 0

@@ -1,0 +1,56 @@
+"""plan_sources: the first queries every source loop starts from, and the fan-out to the loops.
+
+Without a chat model every loop starts from the task itself. With one, the
+single loop's initial-plan prompt (``nodes.plan_query.PLAN_SYSTEM``: two
+complementary queries, JSON, repaired or asked once more) runs once for the
+session, through the model budget; every loop asks the first query first and
+keeps the second for its next query. ``fan_out`` (the conditional edge after
+``plan``) sends one ``source_loop`` branch per configured source; LangGraph runs
+the branches of one superstep concurrently (sync nodes in its thread pool).
+"""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from nodes._budget import BudgetExceeded, BudgetedUsage, session_budget, used_in_state
+from nodes._model import error_text
+from nodes.plan_query import model_plan
+from state.context import Context
+from state.multi_state import MultiState
+from state.settings import Settings
+
+
+def plan_sources(state: MultiState, runtime: Runtime[Context]) -> dict:
+    settings = Settings.model_validate(state["settings"])
+    task = state["task"]
+    model = runtime.context.chat_model
+    planned: list[str] = []
+    notes: list[str] = []
+    usage = BudgetedUsage("plan", session_budget(runtime.context, settings, used_in_state(state)))
+    if model is not None:
+        fallbacks: list[str] = []
+        try:
+            planned = model_plan(model, task, usage, fallbacks)
+        except BudgetExceeded as exc:
+            notes.append(f"plan: model budget spent ({exc}); planned the task itself")
+        except Exception as exc:  # recorded; the task itself is planned
+            notes.append(f"plan model: {error_text(exc)}; planned the task itself")
+        notes += [f"plan: {f}" for f in fallbacks]
+    update: dict = {"planned_queries": planned or [task], "notes": notes}
+    if usage.calls:
+        update["usage"] = [{"node": "plan", "model_calls": usage.calls, "model_tokens": usage.tokens()}]
+    if usage.trips:
+        update["safety"] = [{"kind": "budget", "source": None, "phase": "plan", "detail": t} for t in usage.trips]
+    return update
+
+
+def fan_out(state: MultiState) -> list[Send]:
+    """One source_loop branch per configured source (the conditional edge after plan)."""
+    seed = used_in_state(state)
+    return [
+        Send("source_loop", {"task": state["task"], "settings": state["settings"], "source": spec,
+                             "planned": list(state.get("planned_queries") or [state["task"]]), "budget_seed": seed})
+        for spec in state["sources"]
+    ]

@@ -1,0 +1,142 @@
+"""The configured sources of a multi-source session: what each is, its ceiling, its characteristics.
+
+A source is named in the ``sources`` setting, either as a spec string or as a
+JSON object. Spec strings (comma-separated on the CLI and in the environment)::
+
+    KIND[:CORPUS][@CEILING]
+    local:../shared/data/musique/corpus.jsonl      full-text BM25 over a JSONL file or folder
+    titles:../shared/data/musique/corpus.jsonl@2   titles only (a shallow source), ceiling 2
+    local                                          the `corpus` setting, else the embedded corpus
+    wiki                                           the embedded Wikipedia summaries
+    ddg                                            DuckDuckGo web search
+
+JSON (a list; strings and objects may mix)::
+
+    [{"name": "deep", "kind": "local", "corpus": "a.jsonl", "ceiling": 4, "description": "..."}, "ddg"]
+
+Kinds: ``local`` (SQLite FTS5 BM25 over title and text), ``titles`` (the same
+index matched on titles only: names, not facts — the shallow kind), ``wiki``
+(the embedded Wikipedia vital-articles summaries) and ``ddg`` (the web). A
+source without a ceiling gets its kind's (``source_ceilings``), without a
+description its kind's characteristics text (``source_descriptions``); both
+reach the per-source decision. Names default to ``KIND`` or ``KIND:<corpus
+stem>`` (a file named ``corpus.*`` after its folder: ``local:musique``) and must be
+unique (a repeated default name gets ``#2``, ``#3``...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SourceKind = Literal["local", "titles", "wiki", "ddg"]
+SOURCE_KINDS: tuple[str, ...] = ("local", "titles", "wiki", "ddg")
+
+DEFAULT_CEILINGS: dict[str, int] = {"local": 6, "titles": 3, "wiki": 6, "ddg": 6}
+DEFAULT_DESCRIPTIONS: dict[str, str] = {
+    "local": "Local corpus, full-text BM25 over titles and text: deep and precise for facts stated in the "
+    "documents; repeats itself quickly once the topic's documents are found.",
+    "titles": "Shallow: matches words of document titles only; precise for names (people, places, works, "
+    "organisations), blind to facts inside documents. Best queries are one or two names.",
+    "wiki": "Embedded Wikipedia vital-article summaries (about 10,000 short introductions): broad, general, "
+    "shallow on specifics.",
+    "ddg": "DuckDuckGo web search: broad and current, mixed reliability, many near-duplicate pages.",
+}
+_SPEC = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<corpus>.+?))?(?:@(?P<ceiling>\d+))?$")
+
+
+class SourceSpec(BaseModel):
+    """One configured source. ``ceiling``/``description`` None: the kind's defaults apply."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("", max_length=80)
+    kind: SourceKind
+    corpus: str | None = None
+    ceiling: int | None = Field(None, ge=1, le=50)
+    description: str | None = Field(None, max_length=2000)
+
+
+def parse_spec(value: Any) -> dict:
+    """A spec string or object as a SourceSpec dict (name not yet made unique)."""
+    if isinstance(value, SourceSpec):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return dict(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"a source is a spec string like 'local:corpus.jsonl' or an object (got {value!r})")
+    m = _SPEC.match(value.strip())
+    if not m or m["kind"] not in SOURCE_KINDS:
+        raise ValueError(f"{value!r} is not KIND[:CORPUS][@CEILING] with KIND one of {', '.join(SOURCE_KINDS)}")
+    out: dict = {"kind": m["kind"]}
+    if m["corpus"]:
+        out["corpus"] = m["corpus"]
+    if m["ceiling"]:
+        out["ceiling"] = int(m["ceiling"])
+    return out
+
+
+def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
+    """The ``sources`` setting from a JSON list, a comma-separated string, or a list. None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ValueError("expected a JSON list of sources, e.g. [\"local:a.jsonl\", {\"kind\": \"ddg\"}]") from None
+        else:
+            value = [part for part in (p.strip() for p in text.split(",")) if part]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValueError("expected a non-empty list of sources")
+    specs: list[SourceSpec] = []
+    used: set[str] = set()
+    for item in value:
+        raw = parse_spec(item)
+        if raw.get("kind") == "ddg" and raw.get("corpus"):
+            raise ValueError("a ddg source takes no corpus")
+        if raw.get("kind") == "titles" and not raw.get("corpus"):
+            raise ValueError("a titles source needs a corpus: titles:FILE")
+        try:
+            spec = SourceSpec.model_validate(raw)
+        except ValidationError as err:
+            raise ValueError(f"source {item!r}: " + "; ".join(
+                f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in err.errors())) from None
+        name = spec.name or default_name(spec)
+        if spec.name and name in used:
+            raise ValueError(f"two sources are named {name!r}")
+        base, n = name, 2
+        while name in used:
+            name, n = f"{base}#{n}", n + 1
+        used.add(name)
+        specs.append(spec.model_copy(update={"name": name}))
+    return tuple(specs)
+
+
+def default_name(spec: SourceSpec) -> str:
+    if spec.corpus:
+        path = Path(spec.corpus)
+        stem = path.stem if path.suffix else path.name
+        if stem == "corpus" and path.parent.name not in ("", ".", ".."):  # ../musique/corpus.jsonl -> musique
+            stem = path.parent.name
+        return f"{spec.kind}:{stem or spec.corpus}"
+    return spec.kind
+
+
+def resolve(spec: SourceSpec, ceilings: dict[str, int], descriptions: dict[str, str]) -> dict:
+    """The spec with its ceiling and description filled in from the kind's defaults (a plain dict)."""
+    return {
+        "name": spec.name or default_name(spec),
+        "kind": spec.kind,
+        "corpus": spec.corpus,
+        "ceiling": spec.ceiling or ceilings.get(spec.kind) or DEFAULT_CEILINGS[spec.kind],
+        "description": spec.description or descriptions.get(spec.kind) or DEFAULT_DESCRIPTIONS[spec.kind],
+    }

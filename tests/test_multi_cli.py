@@ -1,0 +1,68 @@
+"""saturate research --sources / --multi, show, resume, runs and bench multi."""
+
+from __future__ import annotations
+
+import json
+
+from graph.cli import main
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+
+
+def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
+    c = str(musique_corpus)
+    assert main(["research", BUBYE, "--sources", f"local:{c},titles:{c}", "--thread", "cli", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["thread"] == "cli" and out["outcome"] == "answer"
+    assert {lp["source"] for lp in out["loops"]} == {"local:musique", "titles:musique"}
+    assert all(s["tag"] in ("verified_multi", "unverified_single", "contradicted") and s["found_by"] for s in out["sources"])
+    assert set(out["tags"]) == {"verified_multi", "unverified_single", "contradicted"} and "key_actors" in out
+    assert out["debug"]["total_queries"] == out["rounds"] == sum(out["debug"]["queries_by_source"].values())
+
+    assert main(["show", "cli"]) == 0
+    shown = capsys.readouterr().out
+    assert "audit cli · [local:musique] q1:" in shown and "audit cli · [titles:musique] q1:" in shown
+    assert "loop local:musique:" in shown and "(breadcrumbs)" in shown and "leads followed:" in shown
+    assert "found by local:musique, titles:musique" in shown
+
+    assert main(["resume", "cli", "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == out["answer"]
+    assert main(["runs", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert runs[0]["thread"] == "cli" and runs[0]["status"] == "done" and runs[0]["rounds"] == out["rounds"]
+
+
+def test_research_multi_flag_with_live_progress(home, musique_corpus, capsys):
+    assert main(["research", BUBYE, "--multi", "--corpus", str(musique_corpus), "--thread", "one",
+                 "--breadcrumb-limit", "1"]) == 0
+    cap = capsys.readouterr()
+    assert "multi-source: local (alone)" in cap.err and "[local:musique] q1:" in cap.err
+    assert "breadcrumbs: following" in cap.err and "merged:" in cap.err
+    assert "sources searched:" in cap.out and "local:musique: " in cap.out and "thread: one" in cap.out
+
+
+def test_events_are_json_lines(home, musique_corpus, capsys):
+    c = str(musique_corpus)
+    assert main(["research", BUBYE, "--sources", f"local:{c}", "--events", "--quiet", "--breadcrumb-limit", "0"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    assert events and all(ev["event"] == "source_query" and ev["source"] == "local:musique" for ev in events)
+    assert events[-1]["action"] == "stop"
+
+
+def test_bad_sources_exit_2(home, tmp_path, capsys):
+    assert main(["research", BUBYE, "--sources", "gopher:x"]) == 2
+    assert "sources" in capsys.readouterr().err
+    assert main(["research", BUBYE, "--sources", f"local:{tmp_path / 'missing.jsonl'}"]) == 2
+    err = capsys.readouterr().err
+    assert "corpus not found" in err and "source 'local:missing'" in err
+
+
+def test_bench_multi_json(home, capsys):
+    assert main(["bench", "multi", "--set", "musique", "--limit", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["set"] == "musique" and out["single"]["tasks"] == out["multi"]["tasks"] == 3
+    assert out["multi"]["ceiling_violations"] == 0 and out["bar"]["ceilings_met"]
+    for side in ("single", "multi"):
+        assert {"gold_recall", "relevant", "results", "searches", "seconds"} <= out[side].keys()
+    assert out["multi"]["searches"] > out["single"]["searches"] / 2
+    assert [s["name"] for s in out["sources"]] == ["local:musique", "titles:musique"]
