@@ -50,6 +50,9 @@ def load_session(thread_id: str, home: str | os.PathLike | None = None) -> dict:
         snaps = branch(build_graph(checkpointer=saver), thread_id)
     if not snaps:
         raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+    if (snaps[-1].values or {}).get("kind") == "multi":
+        raise InputError(f"thread {thread_id!r} is a multi-source session: the HTML report and chart cover "
+                         f"single-loop sessions; `saturate show {thread_id}` prints its loops and audit events")
     return session_view(thread_id, snaps)
 
 

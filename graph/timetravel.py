@@ -169,6 +169,8 @@ def fork(
         snaps = branch(graph, thread_id)
         if not snaps:
             raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+        if (snaps[-1].values or {}).get("kind") == "multi":
+            raise InputError(f"thread {thread_id!r} is a multi-source session: fork covers single-loop sessions")
         points = {fork_round_of(s): s for s in snaps if fork_round_of(s) is not None}
         if round not in points:
             recs = snaps[-1].values.get("records") or []

@@ -31,6 +31,12 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
     runs = json.loads(capsys.readouterr().out)
     assert runs[0]["thread"] == "cli" and runs[0]["status"] == "done" and runs[0]["rounds"] == out["rounds"]
 
+    # the HTML report and fork cover single-loop sessions: a clear refusal, not an empty report
+    assert main(["show", "cli", "--html", str(home / "r.html")]) == 2
+    assert "multi-source session" in capsys.readouterr().err and not (home / "r.html").exists()
+    assert main(["fork", "cli", "--round", "1"]) == 2
+    assert "multi-source session" in capsys.readouterr().err
+
 
 def test_research_multi_flag_with_live_progress(home, musique_corpus, capsys):
     assert main(["research", BUBYE, "--multi", "--corpus", str(musique_corpus), "--thread", "one",
