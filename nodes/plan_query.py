@@ -72,13 +72,18 @@ def salient_phrases(task: str, results: list[dict], used_terms: set[str]) -> lis
     titles = [term_set(r.get("title", "")) for r in results]
     scores: dict[str, float] = {}
     shown: dict[str, str] = {}  # lower-cased key -> the name as first written
+    # words written capitalised somewhere other than a sentence start: those are names
+    inner_caps = {m.group(1) for t in texts for m in re.finditer(r"[^.!?:\s]\s+([A-Z][\w'’-]+)", t)}
     for pos, text in enumerate(texts):
         weight = (0.1 + sum(idf.get(t, 0.0) for t in task_terms & result_terms[pos])) / (1 + 0.1 * pos)
         for k, m in enumerate(_PHRASE.finditer(text)):
-            words = m.group(0).strip(" .-'’").split()
+            words = [re.sub(r"['’]s$", "", w) for w in m.group(0).strip(" .-'’").split()]  # Sun's → Sun
             while words and words[0].lower() in STOPWORDS:  # sentence-initial "The", "In" ...
                 words = words[1:]
             phrase = " ".join(words)
+            sentence_start = not text[: m.start()].strip() or text[: m.start()].rstrip()[-1] in ".!?:"
+            if len(words) == 1 and sentence_start and phrase not in inner_caps:
+                continue  # "Biological processes ...": a capital only because a sentence starts there
             pterms = {t for t in terms(phrase) if _salient(t)}
             key = phrase.lower()
             if not (pterms - task_terms - used_terms) or len(phrase) > 60 or any(pterms <= t for t in titles):

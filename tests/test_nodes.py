@@ -100,3 +100,11 @@ def test_model_failure_is_recorded_and_heuristics_take_over(home, musique_source
         assert any("ConnectionError: ollama unreachable" in e for e in r["errors"])
         assert any("model error" in f for f in r["fallbacks"])
     assert result.outcome == "answer"
+
+
+def test_sentence_start_capitals_and_possessives_are_not_new_names():
+    results = [res("1", "Photosynthesis", "Biological processes convert light. The Calvin cycle fixes carbon. Sun's light drives it."),
+               res("2", "Chlorophyll", "Chlorophyll absorbs light from the Sun in the Calvin cycle.")]
+    phrases = salient_phrases("How does photosynthesis convert light?", results, used_terms=set())
+    assert "Biological" not in phrases  # capitalised only because a sentence starts there
+    assert "Calvin" in phrases and "Sun" in phrases and "Sun's" not in phrases
