@@ -113,8 +113,12 @@ class LocalCorpus:
 
     # --- SearchSource -----------------------------------------------------------
 
+    def match(self, query: str) -> str:
+        """The FTS5 MATCH expression for a query (all columns; TitleCorpus narrows it)."""
+        return match_expression(query)
+
     def search(self, query: str, k: int) -> list[SearchResult]:
-        expr = match_expression(query)
+        expr = self.match(query)
         if not expr or k <= 0:
             return []
         with self._lock:
