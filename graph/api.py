@@ -60,6 +60,13 @@ def check_task(task: str, settings: Settings) -> str:
     return task
 
 
+def resolve_settings(settings: Settings | None, overrides: dict[str, Any]) -> Settings:
+    """A Settings object and/or keyword overrides (on top of SATURATE_* and the defaults)."""
+    if settings is None:
+        return load_settings(overrides)
+    return settings.replace(**overrides) if overrides else settings
+
+
 def new_thread_id() -> str:
     return time.strftime("s%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -133,10 +140,7 @@ def research(
     configured search source (any object with ``name``, ``search``, ``fetch``);
     ``chat_model`` is any LangChain chat model.
     """
-    if settings is None:
-        settings = load_settings(overrides)
-    elif overrides:
-        settings = settings.replace(**overrides)
+    settings = resolve_settings(settings, overrides)
     task = check_task(task, settings)
     home_path = home_dir(home)
     thread_id = thread_id or new_thread_id()

@@ -57,32 +57,34 @@ def _add_setting_flags(p: argparse.ArgumentParser) -> None:
         )
 
 
+def _session_parser(sub, name: str, help: str, arg: str, arg_help: str, json_help: str, quiet_help: str):
+    """A command that starts a session: its text argument, --thread, --json | --quiet, progress flags."""
+    from graph import viz_cli
+
+    p = sub.add_parser(name, help=help)
+    p.add_argument(arg, help=arg_help)
+    p.add_argument("--thread", help="thread id for the session (default: a new one)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help=json_help)
+    out.add_argument("--quiet", action="store_true", help=quiet_help)
+    viz_cli.add_progress_flags(p)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="saturate", description="Research a task in search rounds until the results stop being new.")
     p.add_argument("--home", help="data directory (default: $SATURATE_HOME or ~/.local/share/saturate)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    r = sub.add_parser("research", help="run a research session")
-    r.add_argument("task", help="what to research (a question or topic)")
-    r.add_argument("--thread", help="thread id for the session (default: a new one)")
-    out = r.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print the result as JSON")
-    out.add_argument("--quiet", action="store_true", help="print only the answer")
-    from graph import viz_cli
+    from graph import multi_cli, viz_cli
 
-    viz_cli.add_progress_flags(r)
-    from graph import multi_cli
-
+    r = _session_parser(sub, "research", "run a research session", "task", "what to research (a question or topic)",
+                        "print the result as JSON", "print only the answer")
     multi_cli.add_flags(r)
     _add_setting_flags(r)
 
-    v = sub.add_parser("verify", help="verify a claim: True / False / Invalid with a proof")
-    v.add_argument("claim", help="the claim to verify")
-    v.add_argument("--thread", help="thread id for the session (default: a new one)")
-    vout = v.add_mutually_exclusive_group()
-    vout.add_argument("--json", action="store_true", help="print the AgentResult as JSON")
-    vout.add_argument("--quiet", action="store_true", help="print only the verdict")
-    viz_cli.add_progress_flags(v)
+    v = _session_parser(sub, "verify", "verify a claim: True / False / Invalid with a proof", "claim",
+                        "the claim to verify", "print the AgentResult as JSON", "print only the verdict")
     _add_setting_flags(v)
 
     rs = sub.add_parser("resume", help="continue an interrupted session from its last checkpoint")
@@ -174,14 +176,20 @@ def round_block(rec: dict, task: str) -> list[str]:
     return lines
 
 
-def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
+def print_answer(result, thread: str, as_json: bool, quiet: bool) -> bool:
+    """The JSON result, or the answer alone; True when the caller should print the details."""
     if as_json:
         print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
-        return
+        return False
     print(result.answer)
-    if quiet:
+    if not quiet:
+        print()
+    return not quiet
+
+
+def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
+    if not print_answer(result, thread, as_json, quiet):
         return
-    print()
     for s in result.sources:
         print(f"[{s.n}] {s.title} — {s.url}")
     for note in result.debug.get("notes") or []:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from graph.api import InputError, _config, _run, check_task, home_dir, new_thread_id, open_checkpointer
+from graph.api import InputError, _config, _run, check_task, home_dir, new_thread_id, open_checkpointer, resolve_settings
 from graph.models import resolve_chat_model
 from graph.multi import build_multi_graph
 from graph.multi_sources import open_sources, resolve_specs
@@ -27,7 +27,7 @@ from sources.pages import SqlitePageStore
 from state.context import Context
 from state.multi_records import MultiResult
 from state.multi_state import initial_multi_state
-from state.settings import Settings, load_settings
+from state.settings import Settings
 
 
 def _context(specs: list[dict], settings: Settings, home, model, objects: Mapping | None) -> Context:
@@ -51,10 +51,7 @@ def research_multi(
     objects = sources if isinstance(sources, Mapping) else None
     if sources is not None and objects is None:
         overrides["sources"] = sources
-    if settings is None:
-        settings = load_settings(overrides)
-    elif overrides:
-        settings = settings.replace(**overrides)
+    settings = resolve_settings(settings, overrides)
     task = check_task(task, settings)
     if objects is not None and not objects:
         raise InputError("no sources given")

@@ -59,13 +59,10 @@ class MultiProgress:
 
 
 def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
-    if as_json:
-        print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
+    from graph.cli import print_answer
+
+    if not print_answer(result, thread, as_json, quiet):
         return
-    print(result.answer)
-    if quiet:
-        return
-    print()
     for s in result.sources:
         by = "; ".join(f"{f.source} {f.query!r}" + (" (lead)" if f.phase != "loop" else "") for f in s.found_by)
         print(f"[{s.n}] {s.title} — {s.url}  [{s.tag}]")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from pathlib import Path
 from state.context import SearchSource
 from state.records import SearchResult
 
-BUSY_TIMEOUT_MS = 5000
+from sources.sqlite_file import connect
 
 
 def cache_key(source: str, query: str, k: int, params: dict | None = None) -> str:
@@ -32,15 +31,12 @@ class SearchCache:
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(
+        self._db = connect(
+            self.path,
             "CREATE TABLE IF NOT EXISTS searches (key TEXT PRIMARY KEY, source TEXT NOT NULL, "
-            "query TEXT NOT NULL, stored_at REAL NOT NULL, results TEXT NOT NULL)"
+            "query TEXT NOT NULL, stored_at REAL NOT NULL, results TEXT NOT NULL)",
+            synchronous="NORMAL",
         )
 
     def get(self, key: str, max_age_s: float, now: float) -> list[SearchResult] | None:

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from pathlib import Path
 
-BUSY_TIMEOUT_MS = 5000
+from sources.sqlite_file import connect
 
 
 class SqlitePageStore:
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, text TEXT NOT NULL, stored_at REAL NOT NULL)"
+        self._db = connect(
+            self.path, "CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, text TEXT NOT NULL, stored_at REAL NOT NULL)"
         )
 
     def put(self, url: str, text: str) -> None:
