@@ -192,6 +192,12 @@ def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
         return
     for s in result.sources:
         print(f"[{s.n}] {s.title} — {s.url}")
+    print_notes_and_errors(result)
+    print(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
+    print(f"thread: {thread}   (saturate show {thread})")
+
+
+def print_notes_and_errors(result) -> None:
     for note in result.debug.get("notes") or []:
         print(f"note: {note}")
     errors = result.debug.get("errors") or []
@@ -199,8 +205,6 @@ def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
         print(f"\n{len(errors)} recorded error(s):")
         for e in errors:
             print(f"  - {e}")
-    print(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
-    print(f"thread: {thread}   (saturate show {thread})")
 
 
 def settings_markdown() -> str:

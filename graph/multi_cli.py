@@ -59,7 +59,7 @@ class MultiProgress:
 
 
 def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
-    from graph.cli import print_answer
+    from graph.cli import print_answer, print_notes_and_errors
 
     if not print_answer(result, thread, as_json, quiet):
         return
@@ -80,13 +80,7 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
     for loop in result.loops:
         phase = "" if loop.phase == "loop" else " (breadcrumbs)"
         print(f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}")
-    for note in result.debug.get("notes") or []:
-        print(f"note: {note}")
-    errors = result.debug.get("errors") or []
-    if errors:
-        print(f"\n{len(errors)} recorded error(s):")
-        for e in errors:
-            print(f"  - {e}")
+    print_notes_and_errors(result)
     print(f"thread: {thread}   (saturate show {thread})")
 
 
