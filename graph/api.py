@@ -1,6 +1,6 @@
 """The Python API: run, resume and inspect checkpointed research sessions.
 
-    from graph import research
+    from saturate.graph import research
     result = research("What is the capital of Zimbabwe?", max_rounds=4, seed=7)
     print(result.answer, [s.url for s in result.sources])
 
@@ -21,14 +21,15 @@ from typing import Any, Iterator
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.build import build_graph
-from graph.models import ModelUnavailable, resolve_chat_model
-from sources import make_source
-from sources.pages import SqlitePageStore
-from state.context import Context, SearchSource
-from state.graph_state import initial_state
-from state.records import AgentResult
-from state.settings import Settings, SettingsError, load_settings
+from saturate.graph.build import build_graph
+from saturate.graph.paths import home_dir
+from saturate.graph.models import ModelUnavailable, resolve_chat_model
+from saturate.sources import make_source
+from saturate.sources.pages import SqlitePageStore
+from saturate.state.context import Context, SearchSource
+from saturate.state.graph_state import initial_state
+from saturate.state.records import AgentResult
+from saturate.state.settings import Settings, SettingsError, load_settings
 
 DURABILITY = "sync"
 RECURSION_LIMIT = 1000
@@ -36,16 +37,6 @@ RECURSION_LIMIT = 1000
 
 class InputError(ValueError):
     """Bad input from the user (empty or oversized task, unknown thread...)."""
-
-
-def home_dir(home: str | os.PathLike | None = None) -> Path:
-    if home is None:
-        home = os.environ.get("SATURATE_HOME") or Path(
-            os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-        ) / "saturate"
-    path = Path(home).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def check_task(task: str, settings: Settings) -> str:
@@ -162,7 +153,7 @@ def session_state(thread_id: str, home: str | os.PathLike | None = None) -> dict
     with open_checkpointer(home_dir(home)) as saver:
         snap = build_graph(checkpointer=saver).get_state(_config(thread_id))
         if snap.values.get("kind") == "multi":  # a multi-source session: read it with its own graph
-            from graph.multi_api import multi_state
+            from saturate.graph.multi_api import multi_state
 
             return multi_state(thread_id, saver)
     if not snap.values:
@@ -181,7 +172,7 @@ def resume(
     """Continue a session from its last completed step (a no-op for a finished one)."""
     home_path = home_dir(home)
     if session_state(thread_id, home_path).get("kind") == "multi":
-        from graph.multi_api import resume_multi
+        from saturate.graph.multi_api import resume_multi
 
         return resume_multi(thread_id, home=home_path, chat_model=chat_model, stream_handler=stream_handler)
     with open_checkpointer(home_path) as saver:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from nodes.assess_novelty import assess_novelty
-from nodes.compress import compress
-from nodes.decide import decide
-from nodes.enrich import enrich
-from nodes.gate import gate, route_after_compress, route_after_decide, route_after_gate
-from nodes.plan_query import plan_query
-from nodes.search import search
-from state.context import Context
-from state.graph_state import ResearchState
+from saturate.nodes.assess_novelty import assess_novelty
+from saturate.nodes.compress import compress
+from saturate.nodes.decide import decide
+from saturate.nodes.enrich import enrich
+from saturate.nodes.gate import gate, route_after_compress, route_after_decide, route_after_gate
+from saturate.nodes.plan_query import plan_query
+from saturate.nodes.search import search
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
 
 
 def build_graph(checkpointer=None, **compile_kwargs):

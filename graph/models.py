@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from state.settings import Settings
+from saturate.state.settings import Settings
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 PROBE_TIMEOUT_S = 5.0

@@ -1,6 +1,6 @@
 """The Python API of multi-source sessions (checkpointed like single-loop sessions).
 
-    from graph.multi_api import research_multi
+    from saturate.graph.multi_api import research_multi
     result = research_multi("Who wrote ...?", sources="local:../shared/data/musique/corpus.jsonl,"
                             "titles:../shared/data/musique/corpus.jsonl")
     print(result.answer, result.tags, [a.name for a in result.key_actors])
@@ -19,15 +19,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from graph.api import InputError, _config, _run, check_task, home_dir, new_thread_id, open_checkpointer, resolve_settings
-from graph.models import resolve_chat_model
-from graph.multi import build_multi_graph
-from graph.multi_sources import open_sources, resolve_specs
-from sources.pages import SqlitePageStore
-from state.context import Context
-from state.multi_records import MultiResult
-from state.multi_state import initial_multi_state
-from state.settings import Settings
+from saturate.graph.api import InputError, _config, _run, check_task, home_dir, new_thread_id, open_checkpointer, resolve_settings
+from saturate.graph.models import resolve_chat_model
+from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.multi_sources import open_sources, resolve_specs
+from saturate.sources.pages import SqlitePageStore
+from saturate.state.context import Context
+from saturate.state.multi_records import MultiResult
+from saturate.state.multi_state import initial_multi_state
+from saturate.state.settings import Settings
 
 
 def _context(specs: list[dict], settings: Settings, home, model, objects: Mapping | None) -> Context:

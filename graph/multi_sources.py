@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sources.cache import CachedSource, SearchCache
-from sources.ddg import DuckDuckGoSource
-from sources.local import CorpusError, LocalCorpus
-from sources.titles import TitleCorpus
-from sources.wiki import open_wiki
-from state.context import SearchSource
-from state.settings import Settings
-from state.source_spec import SourceSpec, default_name, resolve
+from saturate.sources.cache import CachedSource, SearchCache
+from saturate.sources.ddg import DuckDuckGoSource
+from saturate.sources.local import CorpusError, LocalCorpus
+from saturate.sources.titles import TitleCorpus
+from saturate.sources.wiki import open_wiki
+from saturate.state.context import SearchSource
+from saturate.state.settings import Settings
+from saturate.state.source_spec import SourceSpec, default_name, resolve
 
 DDG_TIMEOUT_S = 10
 

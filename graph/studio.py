@@ -35,10 +35,10 @@ from typing_extensions import TypedDict
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
-from graph.build import build_graph
-from state.context import Context
-from state.graph_state import ResearchState, initial_state
-from state.settings import Settings, load_settings
+from saturate.graph.build import build_graph
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState, initial_state
+from saturate.state.settings import Settings, load_settings
 
 
 @dataclass
@@ -69,7 +69,7 @@ _CACHE_SIZE = 8
 
 def _chat_model(settings: Settings):
     try:  # the model layer may not exist in every checkout
-        from graph.models import resolve_chat_model
+        from saturate.graph.models import resolve_chat_model
     except ImportError:
         return None
     model, _notes = resolve_chat_model(settings, None)
@@ -80,7 +80,7 @@ def context_for(settings: Settings, ctx: Any) -> Context:
     """The runtime context for a node: the caller's ``Context``, or one built from the settings (cached)."""
     if isinstance(ctx, Context):
         return ctx
-    from graph.api import home_dir, make_context
+    from saturate.graph.api import home_dir, make_context
 
     home = ctx.get("home") if isinstance(ctx, dict) else getattr(ctx, "home", None)
     home_path = home_dir(home)
@@ -99,7 +99,7 @@ def complete_input(state: dict) -> dict:
     """The initial-state values a bare ``{"task", "settings"}`` input lacks ({} once they are there)."""
     if "rng" in state:
         return {}
-    from graph.api import check_task
+    from saturate.graph.api import check_task
 
     settings = load_settings(dict(state.get("settings") or {}))
     return dict(initial_state(check_task(state.get("task", ""), settings), settings))

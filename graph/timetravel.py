@@ -29,10 +29,10 @@ import json
 import os
 from typing import Any
 
-from graph.api import InputError, _config, home_dir, open_checkpointer, resume
-from graph.build import build_graph
-from state.records import AgentResult
-from state.settings import Settings, SettingsError
+from saturate.graph.api import InputError, _config, home_dir, open_checkpointer, resume
+from saturate.graph.build import build_graph
+from saturate.state.records import AgentResult
+from saturate.state.settings import Settings, SettingsError
 
 FALLBACK_WRITER = "compress"  # whose conditional edge routes to plan_query when the round was accepted
 
@@ -188,7 +188,7 @@ def fork(
         old = Settings.model_validate(point.values["settings"])
         new, changes = validate_changes(old, overrides, round)
         if source is None:  # a missing corpus etc. fails here, before the new thread exists
-            from sources import make_source
+            from saturate.sources import make_source
 
             make_source(new, home_path)
         point_id = point.config["configurable"]["checkpoint_id"]

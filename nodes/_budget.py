@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from nodes._model import ModelUsage, Reply
+from saturate.nodes._model import ModelUsage, Reply
 
 
 class BudgetExceeded(RuntimeError):

@@ -31,11 +31,11 @@ import time
 
 from langgraph.runtime import Runtime
 
-from nodes._model import ModelUsage, error_text, first_int
-from state.context import Context
-from state.graph_state import ResearchState
-from state.settings import Settings
-from state.text import term_set, words
+from saturate.nodes._model import ModelUsage, error_text, first_int
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.settings import Settings
+from saturate.state.text import term_set, words
 
 
 def accepted_vocabulary(results: dict[str, dict]) -> set[str]:

@@ -13,11 +13,11 @@ import time
 
 from langgraph.runtime import Runtime
 
-from nodes._model import ModelUsage, error_text
-from state.context import Context
-from state.graph_state import ResearchState
-from state.settings import Settings
-from state.text import clip, clip_lines, sentences, term_set
+from saturate.nodes._model import ModelUsage, error_text
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.settings import Settings
+from saturate.state.text import clip, clip_lines, sentences, term_set
 
 COMPRESS_SYSTEM = (
     "You maintain a compact knowledge state for a research task. Merge the new search results into it "

@@ -15,16 +15,16 @@ import re
 
 from langgraph.runtime import Runtime
 
-from nodes._model import ModelUsage, error_text
-from nodes.stance import heuristic_stance, model_stance
-from nodes.verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
-from state.evidence import EvidenceHit, load_tier_table, registrable_domain, tier_of
-from state.settings import Settings
+from saturate.nodes._model import ModelUsage, error_text
+from saturate.nodes._stance import heuristic_stance, model_stance
+from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
+from saturate.state.evidence import EvidenceHit, load_tier_table, registrable_domain, tier_of
+from saturate.state.settings import Settings
 
-from state.context import Context
-from state.graph_state import ResearchState
-from state.records import AgentResult, SourceRef
-from state.text import clip, sentences, term_set
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.records import AgentResult, SourceRef
+from saturate.state.text import clip, sentences, term_set
 
 ANSWER_SENTENCES = 3
 EXCERPT_CHARS = 300

@@ -23,12 +23,12 @@ import time
 
 from langgraph.runtime import Runtime
 
-from nodes._model import error_text
-from state.context import Context
-from state.graph_state import ResearchState
-from state.records import SearchResult
-from state.settings import Settings
-from state.text import overlap, term_set
+from saturate.nodes._model import error_text
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.records import SearchResult
+from saturate.state.settings import Settings
+from saturate.state.text import overlap, term_set
 
 
 def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:

@@ -20,11 +20,11 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from state.context import Context
-from state.graph_state import ResearchState
-from state.records import ACCEPTED, RoundRecord
-from state.rng import draw
-from state.settings import Settings
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.records import ACCEPTED, RoundRecord
+from saturate.state.rng import draw
+from saturate.state.settings import Settings
 
 
 def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[str, str, float | None, dict]:

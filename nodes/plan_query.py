@@ -17,10 +17,10 @@ import time
 
 from langgraph.runtime import Runtime
 
-from nodes._model import ModelUsage, error_text, first_line, parse_json_object
-from state.context import Context
-from state.graph_state import ResearchState
-from state.text import STOPWORDS, term_set, terms
+from saturate.nodes._model import ModelUsage, error_text, first_line, parse_json_object
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.text import STOPWORDS, term_set, terms
 
 PLAN_SYSTEM = (
     "You plan web searches for a research task. Write two complementary search queries: the first asks "

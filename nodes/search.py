@@ -14,11 +14,11 @@ import time
 
 from langgraph.runtime import Runtime
 
-from nodes._model import error_text
-from state.context import Context
-from state.graph_state import ResearchState
-from state.settings import Settings
-from state.text import terms
+from saturate.nodes._model import error_text
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState
+from saturate.state.settings import Settings
+from saturate.state.text import terms
 
 SIMPLIFIED_MAX_TERMS = 8
 

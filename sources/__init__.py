@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from state.context import SearchSource
-from state.settings import Settings
+from saturate.state.context import SearchSource
+from saturate.state.settings import Settings
 
-from sources.cache import CachedSource, SearchCache, cache_key
-from sources.ddg import DuckDuckGoSource
-from sources.fetch import FetchError, FetchRefused, FetchedText, Page, fetch_page
-from sources.local import INDEX_VERSION, CorpusError, LocalCorpus, match_expression
-from sources.pages import SqlitePageStore
-from sources.wiki import open_wiki
+from saturate.sources.cache import CachedSource, SearchCache, cache_key
+from saturate.sources.ddg import DuckDuckGoSource
+from saturate.sources.fetch import FetchError, FetchRefused, FetchedText, Page, fetch_page
+from saturate.sources.local import INDEX_VERSION, CorpusError, LocalCorpus, match_expression
+from saturate.sources.pages import SqlitePageStore
+from saturate.sources.wiki import open_wiki
 
 __all__ = [
     "INDEX_VERSION",

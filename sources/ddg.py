@@ -32,11 +32,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sources.extract import defuse, main_text
-from sources.fetch import FetchError, FetchedText, fetch_page
-from state.context import SearchError
-from state.records import SearchResult
-from state.text import clip
+from saturate.sources.extract import defuse, main_text
+from saturate.sources.fetch import FetchError, FetchedText, fetch_page
+from saturate.state.context import SearchError
+from saturate.state.records import SearchResult
+from saturate.state.text import clip
 
 SNIPPET_CHARS = 500
 NO_RESULTS = "No results found."

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-from state.records import SearchResult
-from state.text import clip, terms
+from saturate.state.records import SearchResult
+from saturate.state.text import clip, terms
 
 INDEX_VERSION = 1
 SNIPPET_CHARS = 500

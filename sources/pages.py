@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from sources.sqlite_file import connect
+from saturate.sources.sqlite_file import connect
 
 
 class SqlitePageStore:

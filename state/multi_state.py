@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-from state.settings import Settings
+from saturate.state.settings import Settings
 
 
 class MultiState(TypedDict, total=False):

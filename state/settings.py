@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
+from saturate.state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
 
 ENV_PREFIX = "SATURATE_"
 

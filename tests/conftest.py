@@ -43,14 +43,14 @@ def musique_tasks() -> list[dict]:
 
 @pytest.fixture(scope="session")
 def musique_source(musique_corpus, tmp_path_factory):
-    from sources import LocalCorpus
+    from saturate.sources import LocalCorpus
 
     return LocalCorpus.open(musique_corpus, tmp_path_factory.mktemp("musique-index"))
 
 
 @pytest.fixture(scope="session")
 def wiki_source(tmp_path_factory):
-    from sources import open_wiki
+    from saturate.sources import open_wiki
 
     return open_wiki(tmp_path_factory.mktemp("wiki-index"))
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from graph.bench import POLICIES, TaskRun, check_targets, oracle_from
-from graph.cli import main
+from saturate.graph.bench.research import POLICIES, TaskRun, check_targets, oracle_from
+from saturate.graph.cli import main
 
 from conftest import shared_file
 
@@ -49,7 +49,7 @@ def test_bench_json_has_every_policy_and_metric(home, small_data, tmp_path, caps
 
 
 def test_full_harness_run_records_a_monitor_cycle(home, small_data, tmp_path, capsys):
-    from graph.monitor import Monitor
+    from saturate.graph.monitor.core import Monitor
 
     assert main(["bench", "--data", str(small_data), "--plot", str(tmp_path / "p.png")]) == 0
     out = capsys.readouterr().out

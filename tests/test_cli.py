@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from graph.cli import main
+from saturate.graph.cli import main
 
 from conftest import ROOT
 
@@ -19,7 +19,7 @@ BUBYE = "What is the name of the waterfall in the country where the Bubye River 
 
 def run_cli(*args, home, env=None, timeout=120):
     exe = shutil.which("saturate", path=os.path.dirname(sys.executable)) or shutil.which("saturate")
-    cmd = [exe] if exe else [sys.executable, "-m", "graph.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "saturate.graph.cli"]
     return subprocess.run(
         [*cmd, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
         env={**{k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}, "SATURATE_HOME": str(home), **(env or {})},
@@ -102,7 +102,7 @@ def test_bad_corpus_line_exit_2(home, tmp_path, capsys):
 
 
 def test_settings_markdown_lists_every_setting(capsys):
-    from state.settings import Settings
+    from saturate.state.settings import Settings
 
     assert main(["settings", "--markdown"]) == 0
     out = capsys.readouterr().out
@@ -117,7 +117,7 @@ def test_existing_thread_is_not_overwritten(home, musique_corpus, capsys):
 
 
 def test_readme_settings_table_is_current():
-    from graph.cli import settings_markdown
+    from saturate.graph.cli import settings_markdown
 
     readme = (ROOT / "README.md").read_text()
     block = readme.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]

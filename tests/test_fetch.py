@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from sources.extract import defuse, fallback_text, main_text
-from sources.fetch import (
+from saturate.sources.extract import defuse, fallback_text, main_text
+from saturate.sources.fetch import (
     FetchError,
     FetchRefused,
     address_problem,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from graph import build_graph
-from nodes.gate import decide_gate
-from sources import LocalCorpus
-from state import Context, initial_state, load_settings
-from state.records import ACCEPTED
-from state.rng import draw, new_rng
+from saturate.graph import build_graph
+from saturate.nodes.gate import decide_gate
+from saturate.sources import LocalCorpus
+from saturate.state import Context, initial_state, load_settings
+from saturate.state.records import ACCEPTED
+from saturate.state.rng import draw, new_rng
 
 from conftest import strip_timings
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from graph import build_graph, research, session_state
-from state import Context, RoundRecord, initial_state, load_settings
-from state.records import ACCEPTED
+from saturate.graph import build_graph, research, session_state
+from saturate.state import Context, RoundRecord, initial_state, load_settings
+from saturate.state.records import ACCEPTED
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 
@@ -84,7 +84,7 @@ def test_no_query_repeats_and_gap_queries_add_terms(home, musique_source):
 
 
 def test_quality_floor_retries_round_one(home, tmp_path):
-    from sources import LocalCorpus
+    from saturate.sources import LocalCorpus
 
     docs = [{"id": f"d{i}", "title": f"Tiny {i}", "text": f"zebra note {i}."} for i in range(3)]
     docs.append({"id": "big", "title": "Zebra crossing", "text": "Zebra crossings are pedestrian crossings. " * 10})
@@ -143,7 +143,7 @@ def test_every_source_failing_gives_no_results(home, musique_source):
 
 
 def test_enrich_stores_pages_beside_the_checkpoint(home, musique_source):
-    from sources import SqlitePageStore
+    from saturate.sources import SqlitePageStore
 
     research(BUBYE, thread_id="e", source=musique_source, seed=0, mode="fixed", fixed_rounds=3)
     state = session_state("e")

@@ -15,7 +15,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from graph.monitor import (
+from saturate.graph.monitor.core import (
     EXPANSION_TASK,
     WEIGHTS,
     Monitor,
@@ -451,7 +451,7 @@ def test_cli_prints_the_level_and_pending_expansions(tmp_path, config, capsys):
 
 def test_default_research_runs_the_agent_offline(home, config):
     """No stub: the expansion's research is a real session on the embedded corpus, in SATURATE_HOME."""
-    from graph.api import session_state
+    from saturate.graph.api import session_state
 
     with Monitor() as mon:  # the data directory from SATURATE_HOME
         assert mon.store.path == home / "monitor.db"

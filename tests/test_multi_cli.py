@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from graph.cli import main
+from saturate.graph.cli import main
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from graph.api import session_state
-from graph.multi_api import research_multi
-from graph.ollama_script import OllamaScript, OllamaServer
-from nodes.loop_decision import LoopDecision, enforce_ceiling, parse_decision
-from state.source_spec import DEFAULT_DESCRIPTIONS
+from saturate.graph.api import session_state
+from saturate.graph.multi_api import research_multi
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.nodes.multi._loop_decision import LoopDecision, enforce_ceiling, parse_decision
+from saturate.state.source_spec import DEFAULT_DESCRIPTIONS
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'

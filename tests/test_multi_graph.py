@@ -8,14 +8,14 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from graph.multi import build_multi_graph
-from graph.multi_api import research_multi
-from graph.api import session_state
-from sources.local import LocalCorpus
-from state.context import Context
-from state.multi_state import initial_multi_state
-from state.settings import load_settings
-from state.source_spec import SourceSpec, resolve
+from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.multi_api import research_multi
+from saturate.graph.api import session_state
+from saturate.sources.local import LocalCorpus
+from saturate.state.context import Context
+from saturate.state.multi_state import initial_multi_state
+from saturate.state.settings import load_settings
+from saturate.state.source_spec import SourceSpec, resolve
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 
@@ -178,9 +178,9 @@ def test_runs_are_reproducible(musique_source):
 
 
 def test_interrupted_session_resumes(musique_corpus, musique_source, home):
-    from graph.api import InputError, _config, home_dir, open_checkpointer, resume
-    from graph.multi_api import resume_multi
-    from graph.multi_sources import open_sources, resolve_specs
+    from saturate.graph.api import InputError, _config, home_dir, open_checkpointer, resume
+    from saturate.graph.multi_api import resume_multi
+    from saturate.graph.multi_sources import open_sources, resolve_specs
 
     c = str(musique_corpus)
     settings = load_settings({"sources": f"local:{c},titles:{c}"}, env={})

@@ -7,20 +7,20 @@ import time
 
 import pytest
 
-from graph.multi import build_multi_graph
-from graph.multi_sources import resolve_specs
-from nodes._budget import ModelBudget
-from nodes._deadline import DeadlineExceeded, call_with_deadline
-from nodes.breadcrumbs import rank_leads
-from nodes.merge import canonical_url, merge_hits
-from nodes.profiles import key_actors
-from nodes.triangulate import triangulate_entries
-from sources.local import LocalCorpus
-from state.context import Context
-from state.entities import extract_entities
-from state.multi_state import initial_multi_state
-from state.settings import SettingsError, load_settings
-from state.source_spec import SourceSpec, resolve
+from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.multi_sources import resolve_specs
+from saturate.nodes._budget import ModelBudget
+from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
+from saturate.nodes.multi.breadcrumbs import rank_leads
+from saturate.nodes.multi.merge import canonical_url, merge_hits
+from saturate.nodes.multi.profiles import key_actors
+from saturate.nodes.multi.triangulate import triangulate_entries
+from saturate.sources.local import LocalCorpus
+from saturate.state.context import Context
+from saturate.nodes._entities import extract_entities
+from saturate.state.multi_state import initial_multi_state
+from saturate.state.settings import SettingsError, load_settings
+from saturate.state.source_spec import SourceSpec, resolve
 
 
 # ------------------------------------------------------------------ settings: the configured sources
@@ -172,7 +172,7 @@ def test_same_domain_is_not_independent():
 
 
 def test_tags_and_key_actors_in_the_result(home):
-    from graph.multi_api import research_multi
+    from saturate.graph.multi_api import research_multi
 
     gov = LocalCorpus.from_records([
         {"id": "1", "title": "Sydney Harbour Bridge", "url": "https://www.nsw.gov.au/bridge",

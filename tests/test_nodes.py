@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
-from graph import research, session_state
-from nodes._model import strip_think
-from nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
-from nodes.compress import extractive_merge, first_knowledge
-from nodes.plan_query import gap_query, salient_phrases
-from nodes.search import simplify
-from state.text import term_set
+from saturate.graph import research, session_state
+from saturate.nodes._model import strip_think
+from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
+from saturate.nodes.compress import extractive_merge, first_knowledge
+from saturate.nodes.plan_query import gap_query, salient_phrases
+from saturate.nodes.search import simplify
+from saturate.state.text import term_set
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 

@@ -7,13 +7,13 @@ import socket
 
 import pytest
 
-from graph import research, resume, session_state
-from graph.cli import main
-from graph.models import ModelUnavailable
-from nodes.compress import COMPRESS_OPTIONS
-from nodes.plan_query import GAP_QUERY_OPTIONS
+from saturate.graph import research, resume, session_state
+from saturate.graph.cli import main
+from saturate.graph.models import ModelUnavailable
+from saturate.nodes.compress import COMPRESS_OPTIONS
+from saturate.nodes.plan_query import GAP_QUERY_OPTIONS
 
-from graph.ollama_script import OllamaScript, OllamaServer
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'

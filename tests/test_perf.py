@@ -22,7 +22,7 @@ FIGURES = {
 
 
 def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
-    from graph import perf
+    from saturate.graph.bench import perf
 
     parser = argparse.ArgumentParser()
     perf.add_arguments(parser)

@@ -7,10 +7,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from graph import research, session_state
-from graph.api import InputError
-from graph.cli import main
-from graph.report import load_session, novelty_chart, render_html, round_rows, write_chart, write_html
+from saturate.graph import research, session_state
+from saturate.graph.api import InputError
+from saturate.graph.cli import main
+from saturate.graph.views.report import load_session, novelty_chart, render_html, round_rows, write_chart, write_html
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from graph import research, session_state
-from graph.report import write_html
+from saturate.graph import research, session_state
+from saturate.graph.views.report import write_html
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell")

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from graph import research, resume, session_state
-from graph.api import InputError
+from saturate.graph import research, resume, session_state
+from saturate.graph.api import InputError
 
 from conftest import ROOT, strip_timings
 
@@ -56,8 +56,8 @@ def test_resume_after_exception(home, musique_source, reference, at_call):
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from graph import research
-    from sources import LocalCorpus
+    from saturate.graph import research
+    from saturate.sources import LocalCorpus
     src = LocalCorpus.open(sys.argv[1], sys.argv[2])
     kill_after = sys.argv[3]   # node name
     kill_round = int(sys.argv[4])

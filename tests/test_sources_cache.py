@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sources import CachedSource, LocalCorpus, SearchCache, SqlitePageStore, cache_key
-from state.context import PageStore, SearchError, SearchSource
+from saturate.sources import CachedSource, LocalCorpus, SearchCache, SqlitePageStore, cache_key
+from saturate.state.context import PageStore, SearchError, SearchSource
 
 DOCS = [
     {"id": "falls", "title": "Victoria Falls", "text": "A waterfall on the Zambezi river."},
@@ -154,7 +154,7 @@ def test_another_process_sees_entries(inner, tmp_path):
     src.search("Nile", 5)  # this process holds the file open while the child reads and writes it
     child = f"""
 import time
-from sources import CachedSource, LocalCorpus, SearchCache
+from saturate.sources import CachedSource, LocalCorpus, SearchCache
 inner = LocalCorpus.from_records({DOCS!r}, "tiny")
 src = CachedSource(inner, SearchCache({str(tmp_path / "cache.db")!r}), ttl_s=3600)
 src.search("Nile", 5)

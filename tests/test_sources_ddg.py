@@ -7,9 +7,9 @@ import time
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
-from sources import DuckDuckGoSource
-from state.context import SearchError, SearchSource
-from state.records import SearchResult
+from saturate.sources import DuckDuckGoSource
+from saturate.state.context import SearchError, SearchSource
+from saturate.state.records import SearchResult
 
 ROWS = [
     {"title": "Victoria Falls - Wikipedia", "href": "https://en.wikipedia.org/wiki/Victoria_Falls", "body": "Waterfall " * 200},
@@ -95,7 +95,7 @@ def test_other_errors_become_search_errors(error: Exception):
 
 def test_fetch_goes_through_the_safe_fetcher():
     """Pages are read by sources.fetch (tests/test_fetch.py, tests/test_web_enrich.py); here: no network needed."""
-    from sources.fetch import FetchRefused
+    from saturate.sources.fetch import FetchRefused
 
     src = DuckDuckGoSource(ddgs_factory=StandIn(ROWS))
     for url in ("file:///etc/passwd", "http://169.254.169.254/latest/meta-data/", "http://[::1]/"):

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from sources import CachedSource, CorpusError, DuckDuckGoSource, LocalCorpus, make_source, match_expression
-from sources import wiki
-from state.context import SearchSource
-from state.records import SearchResult
-from state.settings import load_settings
+from saturate.sources import CachedSource, CorpusError, DuckDuckGoSource, LocalCorpus, make_source, match_expression
+from saturate.sources import wiki
+from saturate.state.context import SearchSource
+from saturate.state.records import SearchResult
+from saturate.state.settings import load_settings
 
 DOCS = [
     {"id": "falls", "title": "Victoria Falls", "text": "A waterfall on the Zambezi river between Zambia and Zimbabwe."},

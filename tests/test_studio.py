@@ -17,8 +17,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 
-from graph.build import build_graph
-from state import Context
+from saturate.graph.build import build_graph
+from saturate.state import Context
 
 from conftest import ROOT
 
@@ -85,8 +85,8 @@ def test_runs_like_the_server_does(served, home, wiki_source):
 
 
 def test_bad_input_fails_the_run_with_a_clear_message(served, home):
-    from graph.api import InputError
-    from state.settings import SettingsError
+    from saturate.graph.api import InputError
+    from saturate.state.settings import SettingsError
 
     with pytest.raises(InputError, match="the task is empty"):
         served.invoke({"task": "  ", "settings": {}})

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from graph import research, session_state
-from graph.api import InputError, _config, home_dir, open_checkpointer
-from graph.build import build_graph
-from graph.cli import main
-from graph.report import load_session, render_html
-from graph.timetravel import fork, list_checkpoints
-from state.settings import SettingsError
+from saturate.graph import research, session_state
+from saturate.graph.api import InputError, _config, home_dir, open_checkpointer
+from saturate.graph.build import build_graph
+from saturate.graph.cli import main
+from saturate.graph.views.report import load_session, render_html
+from saturate.graph.timetravel import fork, list_checkpoints
+from saturate.state.settings import SettingsError
 
 from conftest import strip_timings
 from test_cli import run_cli

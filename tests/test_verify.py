@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from graph import session_state, verify
-from graph.cli import main
-from graph.ollama_script import OllamaScript, OllamaServer
-from nodes.stance import heuristic_stance
-from nodes.verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
-from sources.replay import ReplaySource
-from state.evidence import EvidenceHit, load_tier_table, registrable_domain, tier_of
-from state.settings import SettingsError, load_settings
+from saturate.graph import session_state, verify
+from saturate.graph.cli import main
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.nodes._stance import heuristic_stance
+from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
+from saturate.sources.replay import ReplaySource
+from saturate.state.evidence import EvidenceHit, load_tier_table, registrable_domain, tier_of
+from saturate.state.settings import SettingsError, load_settings
 
 from conftest import shared_file
 
@@ -124,7 +124,7 @@ def test_need_more_search_routes_back_to_plan_query(home):
 
 
 def test_verify_cli_json_contract(home, capsys, monkeypatch):
-    import graph.api as api
+    import saturate.graph.api as api
 
     real = api.make_context
     monkeypatch.setattr(api, "make_context", lambda s, h, m=None, src=None: real(s, h, m, ReplaySource(GOOD)))

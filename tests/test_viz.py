@@ -10,10 +10,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from graph import diagram, research
-from graph.build import build_graph
-from graph.cli import main
-from graph.progress import Progress
+from saturate.graph import research
+from saturate.graph.views import diagram
+from saturate.graph.build import build_graph
+from saturate.graph.cli import main
+from saturate.graph.views.progress import Progress
 
 from test_cli import run_cli
 
@@ -198,7 +199,7 @@ class StopAt:
 
 
 def test_resume_shows_progress(home, wiki_source):
-    from graph import session_state
+    from saturate.graph import session_state
 
     with pytest.raises(KeyboardInterrupt):
         research(TASK, thread_id="cut", source=StopAt(wiki_source, 3), seed=4, max_rounds=4, min_rounds=4)

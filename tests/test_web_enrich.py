@@ -17,14 +17,14 @@ import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from langgraph.runtime import Runtime
 
-from graph.api import research, session_state
-from nodes.enrich import enrich
-from sources import CachedSource, DuckDuckGoSource, SqlitePageStore, make_source
-from sources.ddg import backoff_delay, is_transient
-from sources.fetch import fetch_page
-from state.context import Context, SearchError
-from state.graph_state import initial_state
-from state.settings import load_settings
+from saturate.graph.api import research, session_state
+from saturate.nodes.enrich import enrich
+from saturate.sources import CachedSource, DuckDuckGoSource, SqlitePageStore, make_source
+from saturate.sources.ddg import backoff_delay, is_transient
+from saturate.sources.fetch import fetch_page
+from saturate.state.context import Context, SearchError
+from saturate.state.graph_state import initial_state
+from saturate.state.settings import load_settings
 from test_fetch import LocalSite, no_foreign_connections  # noqa: F401 - the autouse connection guard
 
 TASK = "Victoria Falls waterfall on the Zambezi"

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic_core import PydanticUndefined
 
-from state.settings import ENV_PREFIX, Settings, SettingsError, load_settings
+from saturate.state.settings import ENV_PREFIX, Settings, SettingsError, load_settings
 
 EXIT_BAD_INPUT = 2
 EXIT_NO_RESULTS = 3  # the session finished, but every search failed and nothing was retrieved
@@ -59,7 +59,7 @@ def _add_setting_flags(p: argparse.ArgumentParser) -> None:
 
 def _session_parser(sub, name: str, help: str, arg: str, arg_help: str, json_help: str, quiet_help: str):
     """A command that starts a session: its text argument, --thread, --json | --quiet, progress flags."""
-    from graph import viz_cli
+    from saturate.graph.cli import viz as viz_cli
 
     p = sub.add_parser(name, help=help)
     p.add_argument(arg, help=arg_help)
@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--home", help="data directory (default: $SATURATE_HOME or ~/.local/share/saturate)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    from graph import multi_cli, viz_cli
+    from saturate.graph.cli import multi as multi_cli
+    from saturate.graph.cli import viz as viz_cli
 
     r = _session_parser(sub, "research", "run a research session", "task", "what to research (a question or topic)",
                         "print the result as JSON", "print only the answer")
@@ -103,27 +104,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks: research (default) or perf")
     bsub = b.add_subparsers(dest="bench_kind", parser_class=_Parser)
-    from graph import bench as bench_research
+    from saturate.graph.bench import research as bench_research
 
     bench_research.add_arguments(bsub.add_parser("research", help="retrieval policies on multi-hop sets (the default)"))
     bench_research.add_arguments(b)
     try:
-        from graph import perf as bench_perf
+        from saturate.graph.bench import perf as bench_perf
 
         bench_perf.add_arguments(bsub.add_parser("perf", help="performance figures with baselines"))
     except ImportError:  # pragma: no cover - perf module not present
         pass
 
-    from graph import bench_model, bench_verify
+    from saturate.graph.bench import model as bench_model
+    from saturate.graph.bench import verify as bench_verify
 
     bench_model.add_arguments(bsub.add_parser("model", help="model calls per accepted/rejected round, heuristic vs model novelty"))
     bench_verify.add_arguments(bsub.add_parser("verify", help="the claim decision rule on recorded search hits"))
-    from graph import bench_multi
+    from saturate.graph.bench import multi as bench_multi
 
     bench_multi.add_arguments(bsub.add_parser("multi", help="single loop vs multi-source, side by side"))
 
     m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
-    from graph import monitor_cli
+    from saturate.graph.cli import monitor as monitor_cli
 
     monitor_cli.add_arguments(m)
 
@@ -230,15 +232,15 @@ def settings_from_args(args) -> Settings:
 
 
 def _cmd_research(args) -> int:
-    from graph.api import new_thread_id, research
-    from graph import multi_cli
+    from saturate.graph.api import new_thread_id, research
+    from saturate.graph.cli import multi as multi_cli
 
     settings = settings_from_args(args)
     if multi_cli.wants_multi(args):  # --multi or --sources: the multi-source graph (graph/multi.py)
         return multi_cli.run_research(args, settings)
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())
-    from graph.progress import make_progress
+    from saturate.graph.views.progress import make_progress
 
     live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
     if live is not None and live.style == "rich":
@@ -259,9 +261,9 @@ def exit_code(result) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from graph.api import new_thread_id, verify
+    from saturate.graph.api import new_thread_id, verify
 
-    from graph.progress import make_progress
+    from saturate.graph.views.progress import make_progress
 
     settings = settings_from_args(args)
     thread = args.thread or new_thread_id()
@@ -284,8 +286,8 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_resume(args) -> int:
-    from graph.api import resume, session_state
-    from graph.progress import make_progress
+    from saturate.graph.api import resume, session_state
+    from saturate.graph.views.progress import make_progress
 
     live = make_progress(args)
     if live is not None:
@@ -303,8 +305,8 @@ def _cmd_resume(args) -> int:
 
 
 def _cmd_show(args) -> int:
-    from graph import viz_cli
-    from graph.api import session_state
+    from saturate.graph.cli import viz as viz_cli
+    from saturate.graph.api import session_state
 
     extra = viz_cli.show_extras(args)  # --html / --chart / --checkpoints
     if extra is not None:
@@ -314,7 +316,7 @@ def _cmd_show(args) -> int:
         print(json.dumps(state, ensure_ascii=False, indent=2, default=str))
         return 0
     if state.get("kind") == "multi":  # loops, audit events, leads, trips, tagged result
-        from graph import multi_cli
+        from saturate.graph.cli import multi as multi_cli
 
         return multi_cli.show(state, args.thread)
     settings = Settings.model_validate(state["settings"])
@@ -339,7 +341,7 @@ def _cmd_show(args) -> int:
 
 
 def _cmd_runs(args) -> int:
-    from graph.api import list_sessions
+    from saturate.graph.api import list_sessions
 
     rows = list_sessions(home=args.home)
     if args.json:
@@ -367,28 +369,28 @@ def _cmd_settings(args) -> int:
 
 def _cmd_bench(args) -> int:
     if getattr(args, "bench_kind", None) == "perf":
-        from graph import perf
+        from saturate.graph.bench import perf
 
         return perf.run(args)
     if getattr(args, "bench_kind", None) == "verify":
-        from graph import bench_verify
+        from saturate.graph.bench import verify as bench_verify
 
         return bench_verify.run(args)
     if getattr(args, "bench_kind", None) == "multi":
-        from graph import bench_multi
+        from saturate.graph.bench import multi as bench_multi
 
         return bench_multi.run(args)
     if getattr(args, "bench_kind", None) == "model":
-        from graph import bench_model
+        from saturate.graph.bench import model as bench_model
 
         return bench_model.run(args)
-    from graph import bench
+    from saturate.graph.bench import research as bench
 
     return bench.run(args)
 
 
 def _cmd_monitor(args) -> int:
-    from graph import monitor_cli
+    from saturate.graph.cli import monitor as monitor_cli
 
     return monitor_cli.run(args)
 
@@ -404,16 +406,16 @@ COMMANDS = {
     "settings": _cmd_settings,
 }
 
-from graph.viz_cli import COMMANDS as _VIZ_COMMANDS  # noqa: E402  graph, checkpoints, fork
+from saturate.graph.cli.viz import COMMANDS as _VIZ_COMMANDS  # noqa: E402  graph, checkpoints, fork
 
 COMMANDS.update(_VIZ_COMMANDS)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from graph.api import InputError
-    from graph.models import ModelUnavailable
-    from graph.monitor_harness import MonitorError
-    from sources import CorpusError
+    from saturate.graph.api import InputError
+    from saturate.graph.models import ModelUnavailable
+    from saturate.graph.monitor.harness import MonitorError
+    from saturate.sources import CorpusError
 
     args = build_parser().parse_args(argv)
     try:

@@ -28,8 +28,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from nodes._model import parse_json_object
-from state.text import clip, term_set
+from saturate.nodes._model import parse_json_object
+from saturate.state.text import clip, term_set
 
 DECISION_SYSTEM = (
     "You decide whether one search source is worth another query for a research task, or is saturated "

@@ -28,9 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from graph.bench import SHARED_DATA, load_jsonl
-from graph.ollama_script import OllamaScript, OllamaServer
-from state.records import ACCEPTED
+from saturate.graph.bench.research import load_jsonl
+from saturate.graph.paths import shared_data
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.state.records import ACCEPTED
 
 JUDGE_NODES = ("plan", "novelty")
 PROCESS_NODES = ("compress",)
@@ -48,14 +49,14 @@ def delayed(reply, seconds: float):
 
 
 def run(args) -> int:
-    from graph.api import research, session_state
-    from sources.local import LocalCorpus
-    from sources.wiki import open_wiki
+    from saturate.graph.api import research, session_state
+    from saturate.sources.local import LocalCorpus
+    from saturate.sources.wiki import open_wiki
 
     n = args.tasks
     lat = args.latency_ms / 1000
     with tempfile.TemporaryDirectory() as tmp:
-        musique = SHARED_DATA / "musique"
+        musique = shared_data("musique")
         if (musique / "tasks.jsonl").exists():
             source = LocalCorpus.open(musique / "corpus.jsonl", Path(tmp) / "index")
             questions = [t["question"] for t in load_jsonl(musique / "tasks.jsonl")[:n]]

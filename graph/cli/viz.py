@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from state.settings import Settings
+from saturate.state.settings import Settings
 
 
 def add_progress_flags(p: argparse.ArgumentParser, quiet: bool = False) -> None:
@@ -61,7 +61,7 @@ def _overrides(args) -> dict:
 
 
 def cmd_graph(args) -> int:
-    from graph import diagram
+    from saturate.graph.views import diagram
 
     if args.print_mermaid:
         print(diagram.mermaid(), end="")
@@ -77,7 +77,7 @@ def cmd_graph(args) -> int:
 
 
 def print_checkpoints(thread: str, home, as_json: bool) -> int:
-    from graph.timetravel import list_checkpoints
+    from saturate.graph.timetravel import list_checkpoints
 
     rows = list_checkpoints(thread, home=home)
     if as_json:
@@ -104,13 +104,13 @@ def cmd_checkpoints(args) -> int:
 
 
 def cmd_fork(args) -> int:
-    from graph.cli import exit_code, print_result
-    from graph.progress import make_progress
-    from graph.timetravel import fork
+    from saturate.graph.cli import exit_code, print_result
+    from saturate.graph.views.progress import make_progress
+    from saturate.graph.timetravel import fork
 
     progress = make_progress(args)
     if progress is not None:
-        from graph.api import session_state
+        from saturate.graph.api import session_state
 
         progress.task = session_state(args.thread, home=args.home).get("task", "")
     if progress is not None and progress.style == "rich":
@@ -139,7 +139,7 @@ def show_extras(args) -> int | None:
     if args.checkpoints:
         print_checkpoints(args.thread, args.home, args.json)
     if args.html or args.chart:
-        from graph import report
+        from saturate.graph.views import report
 
         view = report.load_session(args.thread, args.home)
         if args.html:

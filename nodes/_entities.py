@@ -33,7 +33,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from state.text import STOPWORDS, sentences
+from saturate.state.text import STOPWORDS, sentences
 
 KIND_RANK = {"identifier": 0, "organisation": 1, "person": 2, "other": 3, "quantity": 4}
 

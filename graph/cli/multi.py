@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from graph.progress import short_query
+from saturate.graph.views.progress import short_query
 
 
 def add_flags(p) -> None:
@@ -59,7 +59,7 @@ class MultiProgress:
 
 
 def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
-    from graph.cli import print_answer, print_notes_and_errors
+    from saturate.graph.cli import print_answer, print_notes_and_errors
 
     if not print_answer(result, thread, as_json, quiet):
         return
@@ -85,9 +85,9 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
 
 
 def run_research(args, settings) -> int:
-    from graph.api import new_thread_id
-    from graph.cli import exit_code
-    from graph.multi_api import research_multi
+    from saturate.graph.api import new_thread_id
+    from saturate.graph.cli import exit_code
+    from saturate.graph.multi_api import research_multi
 
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())

@@ -12,7 +12,7 @@ same drawing through matplotlib's Agg backend). ``renderer="graphviz"`` hands
 the DOT text to Graphviz's ``dot`` instead when it is installed.
 LangGraph's ``draw_mermaid_png`` is never used: it calls a web service.
 
-    from graph.diagram import write_diagrams
+    from saturate.graph.views.diagram import write_diagrams
     write_diagrams("docs/")   # saturate-graph.mmd, .dot, .svg, .png
 """
 
@@ -72,7 +72,7 @@ def label(node: str) -> str:
 def from_graph(compiled=None) -> Diagram:
     """Nodes and edges of a compiled graph (default: ``build_graph()``)."""
     if compiled is None:
-        from graph.build import build_graph
+        from saturate.graph.build import build_graph
 
         compiled = build_graph()
     g = compiled.get_graph()

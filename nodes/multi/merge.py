@@ -22,8 +22,8 @@ import hashlib
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from state.multi_state import MultiState
-from state.text import words
+from saturate.state.multi_state import MultiState
+from saturate.state.text import words
 
 _TRACKING = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 

@@ -23,16 +23,15 @@ import sys
 import time
 from pathlib import Path
 
-from graph.bench import SHARED_DATA
-from graph.build import build_graph
-from sources.replay import ReplaySource, load_claims
-from state.context import Context
-from state.graph_state import initial_state
-from state.settings import load_settings
+from saturate.graph.paths import shared_data
+from saturate.graph.build import build_graph
+from saturate.sources.replay import ReplaySource, load_claims
+from saturate.state.context import Context
+from saturate.state.graph_state import initial_state
+from saturate.state.settings import load_settings
 
 LABELS = ("True", "False", "Invalid")
 RULES = ("gold-stance", "heuristic-stance", "always-true", "any-support")
-DEFAULT_CLAIMS = SHARED_DATA / "factcheck" / "claims.jsonl"
 
 
 def any_support(hits: list[dict]) -> str:
@@ -98,7 +97,7 @@ def table(res: dict) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--claims", type=Path, default=DEFAULT_CLAIMS, help=f"claims file (default {DEFAULT_CLAIMS})")
+    p.add_argument("--claims", type=Path, default=None, help="claims file (default: factcheck/claims.jsonl in the shared data, $SATURATE_SHARED_DATA or ../shared/data)")
     p.add_argument("--limit", type=int, help="only the first N claims")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true",
@@ -106,7 +105,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from graph.api import InputError
+    args.claims = args.claims or shared_data("factcheck", "claims.jsonl")
+    from saturate.graph.api import InputError
 
     if not args.claims.exists():
         raise InputError(f"claims file not found: {args.claims}")

@@ -16,13 +16,13 @@ from types import SimpleNamespace
 
 from langgraph.runtime import Runtime
 
-from nodes._budget import session_budget, used_in_state
-from nodes.decide import decide
-from state.context import Context
-from state.multi_records import MultiResult
-from state.multi_state import MultiState
-from state.settings import Settings
-from state.text import clip
+from saturate.nodes._budget import session_budget, used_in_state
+from saturate.nodes.decide import decide
+from saturate.state.context import Context
+from saturate.state.multi_records import MultiResult
+from saturate.state.multi_state import MultiState
+from saturate.state.settings import Settings
+from saturate.state.text import clip
 
 
 def loop_line(loop: dict) -> str:

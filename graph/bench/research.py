@@ -30,14 +30,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graph.build import build_graph
-from state.context import Context
-from state.graph_state import initial_state
-from state.records import SearchResult
-from state.settings import load_settings
+from saturate.graph.build import build_graph
+from saturate.graph.paths import shared_data
+from saturate.state.context import Context
+from saturate.state.graph_state import initial_state
+from saturate.state.records import SearchResult
+from saturate.state.settings import load_settings
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
 SETS = ("musique", "hotpotqa")
 
 POLICIES: dict[str, dict] = {
@@ -183,7 +182,7 @@ def check_targets(name: str, summary: dict, thresholds: dict[str, float] | None 
 
 
 def open_corpus(corpus: Path, index_dir: Path):
-    from sources.local import LocalCorpus
+    from saturate.sources.local import LocalCorpus
 
     return LocalCorpus.open(corpus, index_dir)
 
@@ -227,7 +226,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", choices=SETS, action="append", help="a set from ../shared/data (default: the harness's enabled benchmarks)")
     p.add_argument("--tasks", type=Path, help="a task file (JSONL); with --corpus")
     p.add_argument("--corpus", type=Path, help="a corpus file (JSONL) for --tasks")
-    p.add_argument("--data", type=Path, default=SHARED_DATA, help=f"folder holding the sets (default {SHARED_DATA})")
+    p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_SHARED_DATA, else ../shared/data beside the current directory)")
     p.add_argument("--limit", type=int, help="only the first N tasks of each set (a partial run: no monitor cycle)")
     p.add_argument("--seed", type=int, default=1, help="base seed (task i uses seed+i)")
     p.add_argument("--policy", action="append", choices=list(POLICIES), help="only these policies (a partial run)")
@@ -263,8 +262,8 @@ def _bench_paths(b: dict, data: Path) -> tuple[Path, Path]:
 
 def cycle_metrics(results: dict, previous: dict | None) -> dict:
     """The five monitor metrics of one full run (see graph.monitor for the mapping)."""
-    from graph.monitor_harness import task_recalls
-    from graph.monitor_score import regression_pass_rate
+    from saturate.graph.monitor.harness import task_recalls
+    from saturate.graph.monitor.score import regression_pass_rate
 
     runs = [r for res in results.values() for r in res["runs"].get("saturate", [])]
     now = {f"{name}:{r['task_id']}": r["gold_recall"] for name, res in results.items() for r in res["runs"].get("saturate", [])}
@@ -283,10 +282,11 @@ def cycle_metrics(results: dict, previous: dict | None) -> dict:
 
 
 def run(args) -> int:
+    args.data = args.data or shared_data()
     from dataclasses import asdict
 
-    from graph.api import InputError, home_dir
-    from graph.monitor import Monitor
+    from saturate.graph.api import InputError, home_dir
+    from saturate.graph.monitor.core import Monitor
 
     if (args.tasks is None) != (args.corpus is None):
         raise InputError("--tasks and --corpus go together")

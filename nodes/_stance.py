@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from nodes._model import ModelUsage, parse_json_object
-from state.text import sentences, terms
+from saturate.nodes._model import ModelUsage, parse_json_object
+from saturate.state.text import sentences, terms
 
 IRRELEVANT_BELOW = 0.45
 SUPPORT_FROM = 0.6

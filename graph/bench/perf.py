@@ -54,8 +54,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+from saturate.graph.paths import shared_data
+
+ROOT = Path.cwd()  # subprocesses (cold start, workers) run from where the benchmark was started
+SHARED_DATA = shared_data()
 MUSIQUE_CORPUS = SHARED_DATA / "musique" / "corpus.jsonl"
 TASK_FILES = (SHARED_DATA / "musique" / "tasks.jsonl", SHARED_DATA / "hotpotqa" / "tasks.jsonl")
 
@@ -195,7 +197,7 @@ def _questions() -> list[str]:
 
 def _task_corpus(index_dir: Path):
     """(source, description): the musique corpus if present, else the embedded Wikipedia one."""
-    from sources import LocalCorpus, open_wiki
+    from saturate.sources import LocalCorpus, open_wiki
 
     if MUSIQUE_CORPUS.exists():
         return LocalCorpus.open(MUSIQUE_CORPUS, index_dir), f"LocalCorpus.open({_rel(MUSIQUE_CORPUS)})"
@@ -229,7 +231,7 @@ def _reducers() -> dict[str, Callable]:
     """The reducers of ResearchState's Annotated channels, as LangGraph reads them."""
     import typing
 
-    from state.graph_state import ResearchState
+    from saturate.state.graph_state import ResearchState
 
     hints = typing.get_type_hints(ResearchState, include_extras=True)
     return {
@@ -241,14 +243,14 @@ def _reducers() -> dict[str, Callable]:
 
 def plain_session(task: str, settings, context) -> dict:
     """The graph's work without LangGraph: the same node functions in a loop, the same reducers."""
-    from nodes.assess_novelty import assess_novelty
-    from nodes.compress import compress
-    from nodes.decide import decide
-    from nodes.enrich import enrich
-    from nodes.gate import gate, route_after_compress, route_after_gate
-    from nodes.plan_query import plan_query
-    from nodes.search import search
-    from state.graph_state import initial_state
+    from saturate.nodes.assess_novelty import assess_novelty
+    from saturate.nodes.compress import compress
+    from saturate.nodes.decide import decide
+    from saturate.nodes.enrich import enrich
+    from saturate.nodes.gate import gate, route_after_compress, route_after_gate
+    from saturate.nodes.plan_query import plan_query
+    from saturate.nodes.search import search
+    from saturate.state.graph_state import initial_state
 
     runtime = _runtime(context)
     state: dict = dict(initial_state(task, settings))
@@ -299,10 +301,10 @@ def bench_graph_overhead(work: Path, p: dict, shared: dict) -> Figure:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from graph.api import open_checkpointer
-    from graph.build import build_graph
-    from sources import SqlitePageStore
-    from state import Context, initial_state, load_settings
+    from saturate.graph.api import open_checkpointer
+    from saturate.graph.build import build_graph
+    from saturate.sources import SqlitePageStore
+    from saturate.state import Context, initial_state, load_settings
 
     source, corpus_desc = shared["task_source"], shared["task_corpus_desc"]
     settings = load_settings(
@@ -419,16 +421,16 @@ def bench_graph_overhead(work: Path, p: dict, shared: dict) -> Figure:
 @functools.lru_cache(maxsize=1)
 def _wiki_records() -> list[dict]:
     """The embedded corpus's records ({id, title, text, url}), read once."""
-    from sources.wiki import wiki_data_path, wiki_records
+    from saturate.sources.wiki import wiki_data_path, wiki_records
 
     return list(wiki_records(wiki_data_path()))
 
 
 def _wiki_results(n: int, rng: random.Random) -> list[dict]:
     """n SearchResult dicts from the embedded corpus, shaped like LocalCorpus.search's (500-char snippets)."""
-    from sources.local import SNIPPET_CHARS
-    from sources.wiki import CORPUS_NAME
-    from state.text import clip
+    from saturate.sources.local import SNIPPET_CHARS
+    from saturate.sources.wiki import CORPUS_NAME
+    from saturate.state.text import clip
 
     picked = rng.sample(_wiki_records(), n)
     return [
@@ -441,9 +443,9 @@ def _wiki_results(n: int, rng: random.Random) -> list[dict]:
 def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     import inspect
 
-    import nodes.assess_novelty as an
-    from state import Context, load_settings
-    from state.text import clip, term_set
+    import saturate.nodes.assess_novelty as an
+    from saturate.state import Context, load_settings
+    from saturate.state.text import clip, term_set
 
     rng = random.Random(SEED)
     pool = _wiki_results(520, rng)
@@ -531,7 +533,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
 
 def _fts_queries(p: dict) -> list[tuple[str, str]]:
     """(kind, query): titles and descriptions of random articles and multi-hop questions, shuffled."""
-    from state.text import sentences
+    from saturate.state.text import sentences
 
     rng = random.Random(SEED)
     records = _wiki_records()
@@ -555,7 +557,7 @@ def _latencies(fn: Callable[[str], Any], queries: list[str]) -> list[float]:
 
 
 def bench_fts(work: Path, p: dict, shared: dict) -> Figure:
-    from state.records import SearchResult
+    from saturate.state.records import SearchResult
 
     wiki = shared["wiki"]
     queries = _fts_queries(p)
@@ -614,7 +616,7 @@ def bench_fts(work: Path, p: dict, shared: dict) -> Figure:
 
 
 def bench_cache(work: Path, p: dict, shared: dict) -> Figure:
-    from sources import CachedSource, SearchCache
+    from saturate.sources import CachedSource, SearchCache
 
     wiki = shared["wiki"]
     # as make_source builds it: the index file name is part of the key
@@ -665,7 +667,7 @@ def saturate_command() -> tuple[list[str], str]:
     exe = shutil.which("saturate", path=str(here)) or shutil.which("saturate")
     if exe:
         return [exe], exe
-    return [sys.executable, "-m", "graph.cli"], f"{sys.executable} -m graph.cli (no saturate script found)"
+    return [sys.executable, "-m", "saturate.graph.cli"], f"{sys.executable} -m saturate.graph.cli (no saturate script found)"
 
 
 def _clean_env(home: Path | None) -> dict:
@@ -745,8 +747,8 @@ def bench_research(work: Path, p: dict, shared: dict) -> Figure:
 
 
 def _sessions_setup(home: Path, source):
-    from sources import SqlitePageStore
-    from state import Context, load_settings
+    from saturate.sources import SqlitePageStore
+    from saturate.state import Context, load_settings
 
     home.mkdir(parents=True, exist_ok=True)
     return load_settings({"seed": SEED}, env={}), Context(source=source, pages=SqlitePageStore(home / "pages.db"))
@@ -760,9 +762,9 @@ _BATCH = itertools.count(1)
 
 
 def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool = True) -> tuple[float, list]:
-    from graph.api import open_checkpointer
-    from graph.build import build_graph
-    from state import initial_state
+    from saturate.graph.api import open_checkpointer
+    from saturate.graph.build import build_graph
+    from saturate.state import initial_state
 
     home = work / ("seq" if checkpoint else "seq-nockpt")
     settings, context = _sessions_setup(home, source)
@@ -780,9 +782,9 @@ def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool =
 
 
 def sessions_threads(work: Path, tasks: list[str], source, workers: int) -> tuple[float, list]:
-    from graph.api import open_checkpointer
-    from graph.build import build_graph
-    from state import initial_state
+    from saturate.graph.api import open_checkpointer
+    from saturate.graph.build import build_graph
+    from saturate.state import initial_state
 
     home = work / f"threads-{workers}"
     settings, context = _sessions_setup(home, source)
@@ -804,8 +806,8 @@ def sessions_async(work: Path, tasks: list[str], source, concurrency: int) -> tu
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from graph.build import build_graph
-    from state import initial_state
+    from saturate.graph.build import build_graph
+    from saturate.state import initial_state
 
     home = work / f"async-{concurrency}"
     settings, context = _sessions_setup(home, source)
@@ -837,9 +839,9 @@ def _process_worker_main() -> int:
     handle and SqliteSaver connection, runs one warm-up session, prints "ready",
     waits for "go", runs its tasks and prints {"answers": [[i, [answer, rounds]], ...]}.
     """
-    from graph.api import open_checkpointer
-    from graph.build import build_graph
-    from state import initial_state
+    from saturate.graph.api import open_checkpointer
+    from saturate.graph.build import build_graph
+    from saturate.state import initial_state
 
     job = json.loads(sys.stdin.readline())
     home = Path(job["home"])
@@ -999,7 +1001,7 @@ FIGURE_KEYS = [k for k, _ in BENCHES]
 
 
 def _shared(work: Path) -> dict:
-    from sources import open_wiki
+    from saturate.sources import open_wiki
 
     t0 = time.perf_counter()
     wiki = open_wiki(work / "index")
@@ -1113,18 +1115,18 @@ PROFILES = ("graph", "sessions", "novelty", "fts", "cache", "research")
 
 def profile(name: str, work: Path, quick: bool) -> str:
     """cProfile of one workload (the in-process part of a figure); returns the pstats text."""
-    from graph.api import research
-    from state import load_settings
+    from saturate.graph.api import research
+    from saturate.state import load_settings
 
     p = PLAN[quick]
     shared = _shared(work)
     source = shared["task_source"]
     prof = cProfile.Profile()
     if name == "graph":
-        from graph.api import open_checkpointer
-        from graph.build import build_graph
-        from sources import SqlitePageStore
-        from state import Context, initial_state
+        from saturate.graph.api import open_checkpointer
+        from saturate.graph.build import build_graph
+        from saturate.sources import SqlitePageStore
+        from saturate.state import Context, initial_state
 
         settings = load_settings({"mode": "fixed", "fixed_rounds": OVERHEAD_ROUNDS, "max_rounds": OVERHEAD_ROUNDS, "seed": SEED}, env={})
         context = Context(source=source, pages=SqlitePageStore(work / "pages.db"))

@@ -30,10 +30,10 @@ import re
 from itertools import combinations
 from urllib.parse import urlsplit
 
-from state.entities import extract_entities
-from state.evidence import registrable_domain
-from state.multi_state import MultiState
-from state.text import clip, sentences, term_set
+from saturate.nodes._entities import extract_entities
+from saturate.state.evidence import registrable_domain
+from saturate.state.multi_state import MultiState
+from saturate.state.text import clip, sentences, term_set
 
 MIN_CLAIM_TERMS = 5
 AGREE_OVERLAP = 0.6

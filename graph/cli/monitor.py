@@ -10,9 +10,9 @@ import argparse
 import json
 import sys
 
-from graph.monitor_harness import MonitorError
-from graph.monitor_score import TREND_EPSILON
-from graph.monitor_store import SNAPSHOT_RETENTION_DAYS, iso
+from saturate.graph.monitor.harness import MonitorError
+from saturate.graph.monitor.score import TREND_EPSILON
+from saturate.graph.monitor.store import SNAPSHOT_RETENTION_DAYS, iso
 
 EXIT_BAD_INPUT = 2
 
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``saturate monitor``: status by default; --show/--approve/--reject/--apply/--prune. 0 ok, 2 refused."""
-    from graph.monitor import Monitor
+    from saturate.graph.monitor.core import Monitor
 
     try:
         with Monitor(home=getattr(args, "home", None)) as mon:

@@ -39,15 +39,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from graph.bench import SETS, SHARED_DATA, load_jsonl
-from graph.build import build_graph
-from graph.multi import build_multi_graph
-from graph.multi_sources import open_sources, resolve_specs
-from state.context import Context
-from state.graph_state import initial_state
-from state.multi_state import initial_multi_state
-from state.records import SearchResult
-from state.settings import load_settings
+from saturate.graph.bench.research import SETS, load_jsonl
+from saturate.graph.paths import shared_data
+from saturate.graph.build import build_graph
+from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.multi_sources import open_sources, resolve_specs
+from saturate.state.context import Context
+from saturate.state.graph_state import initial_state
+from saturate.state.multi_state import initial_multi_state
+from saturate.state.records import SearchResult
+from saturate.state.settings import load_settings
 
 DEFAULT_SOURCES = "local:{corpus},titles:{corpus}"
 BAR_RELEVANT = 1.30
@@ -204,7 +205,7 @@ def table(res: dict) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", choices=SETS, action="append", help="a set from ../shared/data (default: both)")
-    p.add_argument("--data", type=Path, default=SHARED_DATA, help=f"folder holding the sets (default {SHARED_DATA})")
+    p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_SHARED_DATA, else ../shared/data beside the current directory)")
     p.add_argument("--limit", type=int, help="only the first N tasks of each set")
     p.add_argument("--seed", type=int, default=1, help="base seed of the single loop (task i uses seed+i)")
     p.add_argument("--sources", default=DEFAULT_SOURCES,
@@ -214,7 +215,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from graph.api import InputError
+    args.data = args.data or shared_data()
+    from saturate.graph.api import InputError
 
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")

@@ -32,14 +32,14 @@ import time
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from nodes._budget import used_in_state
-from nodes.loop_decision import rule_stop
-from nodes.source_loop import SourceRun
-from state.context import Context
-from state.entities import KIND_RANK, extract_entities
-from state.multi_state import MultiState
-from state.settings import Settings
-from state.text import term_set
+from saturate.nodes._budget import used_in_state
+from saturate.nodes.multi._loop_decision import rule_stop
+from saturate.nodes.multi.source_loop import SourceRun
+from saturate.state.context import Context
+from saturate.nodes._entities import KIND_RANK, extract_entities
+from saturate.state.multi_state import MultiState
+from saturate.state.settings import Settings
+from saturate.state.text import term_set
 
 LEAD_FLOOR = 0.5
 ON_TOPIC = 0.5

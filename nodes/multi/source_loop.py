@@ -26,18 +26,18 @@ import time
 
 from langgraph.runtime import Runtime
 
-from nodes._budget import BudgetExceeded, BudgetedUsage, session_budget
-from nodes._deadline import DeadlineExceeded, call_with_deadline
-from nodes._model import error_text
-from nodes.loop_decision import (
+from saturate.nodes._budget import BudgetExceeded, BudgetedUsage, session_budget
+from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
+from saturate.nodes._model import error_text
+from saturate.nodes.multi._loop_decision import (
     DECISION_OPTIONS, DECISION_SYSTEM, DECISION_USER, Step, enforce_ceiling, gaps_text, heuristic_decision,
     history_table, parse_decision, rule_stop,
 )
-from nodes.plan_query import gap_query, salient_phrases
-from nodes.search import MAX_FETCH
-from state.context import Context
-from state.settings import Settings
-from state.text import term_set
+from saturate.nodes.plan_query import gap_query, salient_phrases
+from saturate.nodes.search import MAX_FETCH
+from saturate.state.context import Context
+from saturate.state.settings import Settings
+from saturate.state.text import term_set
 
 
 class SourceRun:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from nodes._budget import BudgetExceeded, BudgetedUsage, session_budget, used_in_state
-from nodes._model import error_text
-from nodes.plan_query import model_plan
-from state.context import Context
-from state.multi_state import MultiState
-from state.settings import Settings
+from saturate.nodes._budget import BudgetExceeded, BudgetedUsage, session_budget, used_in_state
+from saturate.nodes._model import error_text
+from saturate.nodes.plan_query import model_plan
+from saturate.state.context import Context
+from saturate.state.multi_state import MultiState
+from saturate.state.settings import Settings
 
 
 def plan_sources(state: MultiState, runtime: Runtime[Context]) -> dict:

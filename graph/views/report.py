@@ -10,7 +10,7 @@ The HTML has no scripts, no external fonts, images or style sheets (its
 Content-Security-Policy forbids loading anything), so it renders offline and
 can be mailed or archived as one file.
 
-    from graph.report import write_html, write_chart
+    from saturate.graph.views.report import write_html, write_chart
     write_html("bubye", "report.html")
     write_chart("bubye", "novelty.png")
 """
@@ -25,12 +25,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from graph.api import InputError, home_dir, open_checkpointer
-from graph.build import build_graph
-from graph.progress import short_query
-from graph.timetravel import branch, checkpoint_rows, fork_origin
-from state.records import ACCEPTED
-from state.settings import load_settings
+from saturate.graph.api import InputError, home_dir, open_checkpointer
+from saturate.graph.build import build_graph
+from saturate.graph.views.progress import short_query
+from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin
+from saturate.state.records import ACCEPTED
+from saturate.state.settings import load_settings
 
 ROUND_NODES = ("plan_query", "search", "assess_novelty", "gate", "compress")
 DECISION_COLOR = {"accept": "#16a34a", "epsilon_pass": "#d97706", "stop": "#dc2626", "cap": "#0e7490"}

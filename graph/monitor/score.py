@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from graph.monitor_harness import MonitorError
-from graph.monitor_store import METRICS
+from saturate.graph.monitor.harness import MonitorError
+from saturate.graph.monitor.store import METRICS
 
 WEIGHTS = {"ceiling": 0.30, "regression": 0.20, "stagnation": 0.25, "proposal": 0.15, "agreement": 0.10}
 STAGNATION_DELTA = 0.05  # |recall delta| at or above this counts as real movement (stagnation 0)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import re
 
-from nodes.breadcrumbs import common_words, is_name, relevance_weights
-from state.entities import KIND_RANK, extract_entities, mentions
-from state.multi_state import MultiState
-from state.text import clip, sentences, term_set
+from saturate.nodes.multi.breadcrumbs import common_words, is_name, relevance_weights
+from saturate.nodes._entities import KIND_RANK, extract_entities, mentions
+from saturate.state.multi_state import MultiState
+from saturate.state.text import clip, sentences, term_set
 
 PROFILE_LIMIT = 5
 MIN_MENTIONS = 2

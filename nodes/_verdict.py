@@ -25,9 +25,9 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import date
 
-from state.evidence import EvidenceHit
-from state.settings import Settings
-from state.text import clip
+from saturate.state.evidence import EvidenceHit
+from saturate.state.settings import Settings
+from saturate.state.text import clip
 
 NEED_MORE_SEARCH = "need_more_search"
 

@@ -33,15 +33,15 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.breadcrumbs import breadcrumbs, follow_leads, route_leads
-from nodes.merge import merge, route_after_merge
-from nodes.multi_decide import decide_multi
-from nodes.multi_plan import fan_out, plan_sources
-from nodes.profiles import profiles
-from nodes.source_loop import source_loop
-from nodes.triangulate import triangulate
-from state.context import Context
-from state.multi_state import MultiState
+from saturate.nodes.multi.breadcrumbs import breadcrumbs, follow_leads, route_leads
+from saturate.nodes.multi.merge import merge, route_after_merge
+from saturate.nodes.multi.decide import decide_multi
+from saturate.nodes.multi.plan import fan_out, plan_sources
+from saturate.nodes.multi.profiles import profiles
+from saturate.nodes.multi.source_loop import source_loop
+from saturate.nodes.multi.triangulate import triangulate
+from saturate.state.context import Context
+from saturate.state.multi_state import MultiState
 
 
 def build_multi_graph(checkpointer=None, **compile_kwargs):

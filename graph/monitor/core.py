@@ -91,8 +91,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from graph.monitor_cli import add_arguments, run
-from graph.monitor_harness import (
+from saturate.graph.cli.monitor import add_arguments, run
+from saturate.graph.monitor.harness import (
     MonitorError,
     RatchetError,
     apply_proposals,
@@ -100,7 +100,7 @@ from graph.monitor_harness import (
     check_ratchet,
     compute_proposals,
 )
-from graph.monitor_score import (
+from saturate.graph.monitor.score import (
     WEIGHTS,
     WINDOW,
     CycleReport,
@@ -114,7 +114,7 @@ from graph.monitor_score import (
     saturation_score,
     trend,
 )
-from graph.monitor_store import METRICS, OPEN_STATUSES, SNAPSHOT_RETENTION_DAYS, TRIGGERS, Store, dumps, iso, to_epoch
+from saturate.graph.monitor.store import METRICS, OPEN_STATUSES, SNAPSHOT_RETENTION_DAYS, TRIGGERS, Store, dumps, iso, to_epoch
 
 EXPANSION_TASK = "How can a multi-hop retrieval benchmark be made harder so that it stops saturating?"
 DB_NAME = "monitor.db"
@@ -135,8 +135,8 @@ def default_research(home: Path) -> ResearchFn:
     """The agent itself on the embedded offline corpus (source local, no corpus file, no network)."""
 
     def research_fn(task: str, thread_id: str):
-        from graph.api import research
-        from state.settings import load_settings
+        from saturate.graph.api import research
+        from saturate.state.settings import load_settings
 
         return research(task, thread_id=thread_id, home=home, settings=load_settings({"source": "local", "corpus": None}))
 
@@ -148,7 +148,7 @@ class Monitor:
 
     def __init__(self, path: str | Path | None = None, *, home: str | Path | None = None, clock: Callable[[], float] | None = None):
         if path is None:
-            from graph.api import home_dir
+            from saturate.graph.api import home_dir
 
             path = home_dir(home) / DB_NAME
         self.store = Store(path)
