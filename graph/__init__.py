@@ -1,6 +1,40 @@
-"""Wiring and running: build_graph, the Python API, the CLI."""
+"""Wiring and running: the graphs, the session layer, the Python API; the CLI, benchmarks, monitor and views.
 
-from saturate.graph.build import build_graph
-from saturate.graph.api import InputError, list_sessions, open_checkpointer, research, resume, session_state, verify
+    from saturate.graph import research, resume, session_state, verify, research_multi
 
-__all__ = ["InputError", "build_graph", "list_sessions", "open_checkpointer", "research", "resume", "session_state", "verify"]
+The public names are loaded on first use (PEP 562 ``__getattr__``): importing a
+sub-package such as ``saturate.graph.cli`` runs this file first, and
+``saturate --help`` must not pay for importing LangGraph and LangChain.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "build_graph": "saturate.graph.build",
+    "build_multi_graph": "saturate.graph.build_multi",
+    "InputError": "saturate.graph.session",
+    "list_sessions": "saturate.graph.session",
+    "open_checkpointer": "saturate.graph.session",
+    "session_state": "saturate.graph.session",
+    "research": "saturate.graph.api",
+    "research_multi": "saturate.graph.api",
+    "resume": "saturate.graph.api",
+    "verify": "saturate.graph.api",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'saturate.graph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,42 +1,68 @@
-"""build_graph: the round loop, wired top to bottom.
+"""build_graph: the round loop, wired top to bottom, with the routers beside their edges.
 
-START → plan_query → search → assess_novelty → gate ─┬→ compress ─┬→ plan_query
-                                                      │            └→ enrich (after the cap)
-                                                      └→ enrich → decide ─┬→ END
-                                                                          └→ plan_query (a claim that needs more search)
+START → plan_query → search → assess_novelty → gate ─┬ accepted → compress ─┬ next_round → plan_query
+                                                      │                      └ capped → enrich
+                                                      └ stopped → enrich → decide ─┬ result → END
+                                                                                   └ need_more_search → plan_query
+
+Each router returns *why* (a ``Literal`` of decision names); the path map says
+*where* that leads. LangGraph draws the names on the conditional edges, so the
+diagram, the progress lines and the report read the topology from here.
 """
 
 from __future__ import annotations
 
-from langgraph.graph import START, StateGraph
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
 
 from saturate.nodes.assess_novelty import assess_novelty
 from saturate.nodes.compress import compress
 from saturate.nodes.decide import decide
 from saturate.nodes.enrich import enrich
-from saturate.nodes.gate import gate, route_after_compress, route_after_decide, route_after_gate
+from saturate.nodes.gate import gate
 from saturate.nodes.plan_query import plan_query
 from saturate.nodes.search import search
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
+from saturate.state.records import ACCEPTED
+
+# what each node is doing, for live progress ("round 2: searching"); part of the node's metadata
+ROUND = {"part": "round"}
+END_STEPS = {"part": "end"}
+
+
+def route_after_gate(state: ResearchState) -> Literal["accepted", "stopped"]:
+    """Accepted rounds (accept, epsilon_pass, cap) go to compress; a stop ends the loop."""
+    return "accepted" if state["current"].get("decision") in ACCEPTED else "stopped"
+
+
+def route_after_compress(state: ResearchState) -> Literal["next_round", "capped"]:
+    """After the capped round the loop ends; otherwise the next round starts."""
+    return "capped" if state["current"].get("decision") == "cap" else "next_round"
+
+
+def route_after_decide(state: ResearchState) -> Literal["need_more_search", "result"]:
+    """A claim whose evidence is not yet sufficient goes back for more search while attempts remain."""
+    return "need_more_search" if state.get("result") is None else "result"
 
 
 def build_graph(checkpointer=None, **compile_kwargs):
     g = StateGraph(ResearchState, context_schema=Context)
-    g.add_node("plan_query", plan_query)
-    g.add_node("search", search)
-    g.add_node("assess_novelty", assess_novelty)
-    g.add_node("gate", gate)
-    g.add_node("compress", compress)
-    g.add_node("enrich", enrich)
-    g.add_node("decide", decide)
+    g.add_node("plan_query", plan_query, metadata={**ROUND, "step": "planning the query"})
+    g.add_node("search", search, metadata={**ROUND, "step": "searching"})
+    g.add_node("assess_novelty", assess_novelty, metadata={**ROUND, "step": "scoring novelty"})
+    g.add_node("gate", gate, metadata={**ROUND, "step": "gating"})
+    g.add_node("compress", compress, metadata={**ROUND, "step": "merging into the knowledge state"})
+    g.add_node("enrich", enrich, metadata={**END_STEPS, "step": "fetching full pages"})
+    g.add_node("decide", decide, metadata={**END_STEPS, "step": "writing the answer"})
 
     g.add_edge(START, "plan_query")
     g.add_edge("plan_query", "search")
     g.add_edge("search", "assess_novelty")
     g.add_edge("assess_novelty", "gate")
-    g.add_conditional_edges("gate", route_after_gate)
-    g.add_conditional_edges("compress", route_after_compress)
+    g.add_conditional_edges("gate", route_after_gate, {"accepted": "compress", "stopped": "enrich"})
+    g.add_conditional_edges("compress", route_after_compress, {"next_round": "plan_query", "capped": "enrich"})
     g.add_edge("enrich", "decide")
-    g.add_conditional_edges("decide", route_after_decide)
+    g.add_conditional_edges("decide", route_after_decide, {"need_more_search": "plan_query", "result": END})
     return g.compile(checkpointer=checkpointer, **compile_kwargs)

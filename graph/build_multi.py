@@ -1,23 +1,23 @@
 """build_multi_graph: research a task over several sources at once, each saturated by its own loop.
 
-    START → plan ─(Send, one per source)→ source_loop ─→ merge ─┬→ breadcrumbs ─(Send, one per source)→ follow → merge
-                                                                 └→ triangulate → profiles → decide → END
-                                          (breadcrumbs → triangulate directly when there is no lead to follow)
+    START → plan ─(Send, one per source)→ source_loop ─→ merge ─┬ leads → breadcrumbs ─┬ (Send, one per source) → follow → merge
+                                                                 │                       └ no_leads → triangulate
+                                                                 └ done → triangulate → profiles → decide → END
 
-- ``plan`` (nodes/multi_plan.py): the first queries; ``fan_out`` sends one
+- ``plan`` (nodes/multi/plan.py): the first queries; ``fan_out`` (below) sends one
   ``source_loop`` branch per configured source (``state["sources"]``).
-- ``source_loop`` (nodes/source_loop.py): one source's loop — query, decide
-  (nodes/loop_decision.py: rules, then the model's JSON decision or the
-  heuristic), repeat — with its own history, ceiling, characteristics text and
-  wall-clock limit; one audit event per query.
-- ``merge`` (nodes/merge.py): cross-source dedup with attribution; runs again
+- ``source_loop`` (nodes/multi/source_loop.py): one source's loop — query, decide
+  (rules, then the model's JSON decision or the heuristic), repeat — with its own
+  history, ceiling, characteristics text and wall-clock limit; one audit event per query.
+- ``merge`` (nodes/multi/merge.py): cross-source dedup with attribution; runs again
   after the breadcrumbs.
-- ``breadcrumbs`` / ``follow`` (nodes/breadcrumbs.py): ranked leads, one
-  targeted query per lead and source, bounded by ``breadcrumb_limit``.
-- ``triangulate`` (nodes/triangulate.py): verified_multi / unverified_single / contradicted.
-- ``profiles`` (nodes/profiles.py): Key actors.
-- ``decide`` (nodes/multi_decide.py): the answer (nodes/decide.py's) with tags,
-  attribution, Key actors and the per-source summaries.
+- ``breadcrumbs`` (nodes/multi/breadcrumbs.py): ranked leads; ``route_leads`` (below)
+  sends one ``follow`` branch per source (nodes/multi/follow.py), one targeted
+  query per lead, bounded by ``breadcrumb_limit``.
+- ``triangulate`` (nodes/multi/triangulate.py): verified_multi / unverified_single / contradicted.
+- ``profiles`` (nodes/multi/profiles.py): Key actors.
+- ``decide`` (nodes/multi/decide.py): the answer with tags, attribution, Key
+  actors and the per-source summaries.
 
 Parallelism: the branches sent in one superstep run concurrently — LangGraph
 runs a superstep's tasks in its thread pool, sync nodes included (measured: three
@@ -31,35 +31,72 @@ another branch fails; a resumed session re-runs only the unfinished ones.
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from typing import Literal
 
-from saturate.nodes.multi.breadcrumbs import breadcrumbs, follow_leads, route_leads
-from saturate.nodes.multi.merge import merge, route_after_merge
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from saturate.nodes.multi.breadcrumbs import breadcrumbs
 from saturate.nodes.multi.decide import decide_multi
-from saturate.nodes.multi.plan import fan_out, plan_sources
+from saturate.nodes.multi.follow import follow_leads
+from saturate.nodes.multi.merge import merge
+from saturate.nodes.multi.plan import plan_sources
 from saturate.nodes.multi.profiles import profiles
 from saturate.nodes.multi.source_loop import source_loop
 from saturate.nodes.multi.triangulate import triangulate
 from saturate.state.context import Context
-from saturate.state.multi_state import MultiState
+from saturate.state.multi_state import MultiState, used_in_state
+
+
+def fan_out(state: MultiState) -> list[Send]:
+    """One source_loop branch per configured source."""
+    seed = used_in_state(state)
+    return [
+        Send("source_loop", {"task": state["task"], "settings": state["settings"], "source": spec,
+                             "planned": list(state.get("planned_queries") or [state["task"]]), "budget_seed": seed})
+        for spec in state["sources"]
+    ]
+
+
+def route_after_merge(state: MultiState) -> Literal["leads", "done"]:
+    """The first merge looks for leads; the merge after following them goes on to triangulate."""
+    return "done" if state.get("breadcrumbs_done") else "leads"
+
+
+def route_leads(state: MultiState) -> list[Send] | Literal["no_leads"]:
+    """One follow branch per source with the leads to follow (what each source already asked and has)."""
+    followed = [lead for lead in state.get("leads") or [] if lead.get("followed")]
+    if not followed:
+        return "no_leads"
+    hits = state.get("hits") or []
+    asked: dict[str, list[str]] = {}
+    for ev in state.get("audit") or []:
+        asked.setdefault(ev["source"], []).append(ev["query"])
+    seed = used_in_state(state)
+    return [
+        Send("follow", {"task": state["task"], "settings": state["settings"], "source": spec, "leads": followed,
+                        "seen": [h["result"]["url"] for h in hits if h["source"] == spec["name"]],
+                        "asked": asked.get(spec["name"], []), "budget_seed": seed})
+        for spec in state["sources"]
+    ]
 
 
 def build_multi_graph(checkpointer=None, **compile_kwargs):
     g = StateGraph(MultiState, context_schema=Context)
-    g.add_node("plan", plan_sources)
-    g.add_node("source_loop", source_loop)
-    g.add_node("merge", merge)
-    g.add_node("breadcrumbs", breadcrumbs)
-    g.add_node("follow", follow_leads)
-    g.add_node("triangulate", triangulate)
-    g.add_node("profiles", profiles)
-    g.add_node("decide", decide_multi)
+    g.add_node("plan", plan_sources, metadata={"step": "planning the first queries"})
+    g.add_node("source_loop", source_loop, metadata={"step": "saturating the sources"})
+    g.add_node("merge", merge, metadata={"step": "merging across sources"})
+    g.add_node("breadcrumbs", breadcrumbs, metadata={"step": "ranking leads"})
+    g.add_node("follow", follow_leads, metadata={"step": "following leads"})
+    g.add_node("triangulate", triangulate, metadata={"step": "triangulating"})
+    g.add_node("profiles", profiles, metadata={"step": "profiling key actors"})
+    g.add_node("decide", decide_multi, metadata={"step": "writing the answer"})
 
     g.add_edge(START, "plan")
     g.add_conditional_edges("plan", fan_out, ["source_loop"])
     g.add_edge("source_loop", "merge")
-    g.add_conditional_edges("merge", route_after_merge, ["breadcrumbs", "triangulate"])
-    g.add_conditional_edges("breadcrumbs", route_leads, ["follow", "triangulate"])
+    g.add_conditional_edges("merge", route_after_merge, {"leads": "breadcrumbs", "done": "triangulate"})
+    g.add_conditional_edges("breadcrumbs", route_leads, {"no_leads": "triangulate", "follow": "follow"})
     g.add_edge("follow", "merge")
     g.add_edge("triangulate", "profiles")
     g.add_edge("profiles", "decide")

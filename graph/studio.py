@@ -80,7 +80,8 @@ def context_for(settings: Settings, ctx: Any) -> Context:
     """The runtime context for a node: the caller's ``Context``, or one built from the settings (cached)."""
     if isinstance(ctx, Context):
         return ctx
-    from saturate.graph.api import home_dir, make_context
+    from saturate.graph.paths import home_dir
+    from saturate.graph.session import make_context
 
     home = ctx.get("home") if isinstance(ctx, dict) else getattr(ctx, "home", None)
     home_path = home_dir(home)
@@ -99,7 +100,7 @@ def complete_input(state: dict) -> dict:
     """The initial-state values a bare ``{"task", "settings"}`` input lacks ({} once they are there)."""
     if "rng" in state:
         return {}
-    from saturate.graph.api import check_task
+    from saturate.graph.session import check_task
 
     settings = load_settings(dict(state.get("settings") or {}))
     return dict(initial_state(check_task(state.get("task", ""), settings), settings))

@@ -29,7 +29,9 @@ import json
 import os
 from typing import Any
 
-from saturate.graph.api import InputError, _config, home_dir, open_checkpointer, resume
+from saturate.graph.api import resume
+from saturate.graph.paths import home_dir
+from saturate.graph.session import InputError, config, open_checkpointer
 from saturate.graph.build import build_graph
 from saturate.state.records import AgentResult
 from saturate.state.settings import Settings, SettingsError
@@ -39,7 +41,7 @@ FALLBACK_WRITER = "compress"  # whose conditional edge routes to plan_query when
 
 def branch(graph, thread_id: str) -> list:
     """The thread's checkpoints on its current branch (the latest and its ancestors), oldest first."""
-    snaps = list(graph.get_state_history(_config(thread_id)))
+    snaps = list(graph.get_state_history(config(thread_id)))
     if not snaps:
         return []
     by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
@@ -181,7 +183,7 @@ def fork(
                 why = f"the session has no round {round}"
             valid = ", ".join(str(n) for n in sorted(points)) or "none"
             raise InputError(f"cannot fork {thread_id!r} after round {round}: {why}. Fork points (--round): {valid}")
-        if graph.get_state(_config(new_thread)).values:
+        if graph.get_state(config(new_thread)).values:
             raise InputError(f"thread {new_thread!r} already exists; pick another --thread")
         point = points[round]
         writer = _writer(snaps, snaps.index(point))
@@ -198,7 +200,7 @@ def fork(
             if "seed" in changes and new.seed is not None:  # a new seed restarts the ε generator's stream
                 update["rng"] = {"seed": new.seed, "draws": point.values["rng"]["draws"]}
             cfg = {
-                **_config(new_thread),
+                **config(new_thread),
                 "metadata": {
                     "forked_from": thread_id,
                     "fork_round": round,

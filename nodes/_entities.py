@@ -67,8 +67,12 @@ _OCCUPATIONS = (
     r"businessman|businesswoman|entrepreneur|executive|activist|soldier|officer|general|admiral|king|queen|"
     r"monarch|priest|bishop|model|comedian|dancer|presenter|broadcaster|designer|chef|astronaut|pilot"
 )
-_WORD = r"[A-Z](?:[\w'’-]|\.(?=\w))*"
-_PHRASE = re.compile(rf"\b{_WORD}(?:\s+(?:(?:of|the|de|du|la|le|von|van|der|da|di|&)\s+)?{_WORD})*", re.UNICODE)
+_WORD = r"[A-Z](?:[\w'’-]|\.(?=\w))*"  # a capitalised word; dots only inside (U.S.)
+# A capitalised phrase: runs of capitalised words (later words may be numbers: "Apollo 11") with inner
+# of/the/de/von... but not "and". The one name pattern of saturate: entities, gap-query names, leads.
+NAME_PHRASE = re.compile(
+    rf"\b{_WORD}(?:\s+(?:(?:of|the|de|du|la|le|von|van|der|da|di|&)\s+)?(?:{_WORD}|\d+\b(?![.,]\d)))*", re.UNICODE
+)
 # abbreviations whose dot would end a sentence or a name ("St. Louis", "Dr. Smith"): the dot is dropped first
 _ABBREV = re.compile(r"\b(St|Mt|Ft|Dr|Mr|Mrs|Ms|Prof|Jr|Sr|Gen|Capt|Sen|Gov|Rev|Co|Inc|Ltd|Corp|No|vs)\.(?=\s)")
 _NOT_NAMES = frozenset(
@@ -118,7 +122,7 @@ def _sentence_entities(sentence: str) -> list[Entity]:
     found: list[Entity] = [Entity(m.group(0).strip(), "identifier") for m in _IDENTIFIER.finditer(sentence)]
     found += [Entity(" ".join(m.group(0).split()), "quantity") for m in _QUANTITY.finditer(sentence)]
     taken = {e.name for e in found}
-    for m in _PHRASE.finditer(sentence):
+    for m in NAME_PHRASE.finditer(sentence):
         words = m.group(0).strip(" .-'’").split()
         title = words[0].lower().rstrip(".") + ("." if words[0].endswith(".") else "") if words else ""
         after_title = (bool(words) and (words[0].lower() in _TITLES or title in _TITLES) and len(words) >= 2

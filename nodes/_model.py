@@ -1,4 +1,11 @@
-"""Calling the optional chat model from a node: defensive, counted, never fatal.
+"""Calling the optional chat model from a node: prompts, defensive parsing, counted calls.
+
+**Prompts** follow one rule everywhere: each is a ``Prompt`` constant (system
+and user templates with their sampling options) in the module that formats and
+sends it — the node, or the private helper a node calls. Every ``Prompt``
+registers itself under its role name in ``PROMPTS``, so tools that must know the
+prompts (the scripted Ollama server of the tests and benchmarks) read them from
+there instead of restating them.
 
 Small local models drift, so every reply is cleaned (``<think>`` blocks
 stripped) and parsed defensively by the caller; every call reports its token
@@ -9,12 +16,40 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _INT = re.compile(r"-?\d+")
 _JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
+MAX_QUERY_CHARS = 300  # a query a model writes is cut here (plans, gap queries, loop decisions)
+
+PROMPTS: dict[str, "Prompt"] = {}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt: its role name, system and user templates (``str.format`` fields) and sampling options."""
+
+    name: str
+    system: str
+    user: str
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if PROMPTS.setdefault(self.name, self) is not self:
+            raise ValueError(f"two prompts are named {self.name!r}")
+
+    @property
+    def marker(self) -> str:
+        """The system text before its first template field: what identifies this prompt in a request."""
+        return self.system.split("{", 1)[0]
+
+    def render(self, **fields: Any) -> tuple[str, str]:
+        """(system, user) with ``fields`` filled in (each template takes the fields it names)."""
+        return self.system.format(**fields), self.user.format(**fields)
 
 
 @dataclass
@@ -43,8 +78,6 @@ def with_options(model: Any, **options: Any) -> Any:
 
 def call_model(model: Any, system: str, user: str, **options: Any) -> Reply:
     """One chat call; the reply text without think blocks, and its token usage. Raises on failure."""
-    from langchain_core.messages import HumanMessage, SystemMessage
-
     reply = with_options(model, **options).invoke([SystemMessage(content=system), HumanMessage(content=user)])
     content = reply.content if hasattr(reply, "content") else reply
     if isinstance(content, list):  # content blocks
@@ -102,9 +135,11 @@ class ModelUsage:
     def __init__(self, node: str):
         self.node, self.calls, self.tokens_in, self.tokens_out = node, 0, 0, 0
 
-    def call(self, model: Any, system: str, user: str, **options: Any) -> Reply:
+    def call(self, model: Any, prompt: Prompt, *, then: str = "", **fields: Any) -> Reply:
+        """One call of ``prompt`` with ``fields``; ``then`` is appended to the user text (a retry's reminder)."""
+        system, user = prompt.render(**fields)
         self.calls += 1
-        reply = call_model(model, system, user, **options)
+        reply = call_model(model, system, f"{user}\n{then}" if then else user, **prompt.options)
         self.tokens_in += reply.tokens_in
         self.tokens_out += reply.tokens_out
         return reply

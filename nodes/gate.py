@@ -1,4 +1,4 @@
-"""gate: accept the round, let it pass (epsilon), or stop; and the edge that follows.
+"""gate: accept the round, let it pass (epsilon), or stop.
 
 Semantics (saturate mode):
 - the round is ``max_rounds`` (or later): ``cap``, accepted and the last round;
@@ -10,19 +10,17 @@ In fixed mode every round is accepted and round ``fixed_rounds`` is the cap.
 
 The decision needs a draw whose generator state lives in the graph state, so it
 is made by this node (a conditional edge cannot update state); the conditional
-edge ``route_after_gate`` then only reads it.
+edge after it (``graph.build.route_after_gate``) then only reads it.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Literal
-
 from langgraph.runtime import Runtime
 
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
-from saturate.state.records import ACCEPTED, RoundRecord
+from saturate.state.records import RoundRecord
 from saturate.state.rng import draw
 from saturate.state.settings import Settings
 
@@ -86,18 +84,3 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     ).model_dump()
     runtime.stream_writer({"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode})  # live progress (stream_mode "custom")
     return {"current": cur, "rng": rng, "records": [record]}
-
-
-def route_after_gate(state: ResearchState) -> Literal["compress", "enrich"]:
-    """Accepted rounds (accept, epsilon_pass, cap) go to compress; a stop ends the loop."""
-    return "compress" if state["current"].get("decision") in ACCEPTED else "enrich"
-
-
-def route_after_decide(state: ResearchState) -> Literal["plan_query", "__end__"]:
-    """A claim whose evidence is not yet sufficient goes back for more search while attempts remain."""
-    return "plan_query" if state.get("result") is None else "__end__"
-
-
-def route_after_compress(state: ResearchState) -> Literal["plan_query", "enrich"]:
-    """After the capped round the loop ends; otherwise the next round starts."""
-    return "enrich" if state["current"].get("decision") == "cap" else "plan_query"

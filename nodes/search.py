@@ -14,7 +14,7 @@ import time
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._model import error_text
+from saturate.nodes._search import ask
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings import Settings
@@ -32,17 +32,6 @@ def simplify(query: str) -> str:
     return " ".join(seen[:SIMPLIFIED_MAX_TERMS])
 
 
-MAX_FETCH = 50  # over-fetch bound when skipping already accepted results
-
-
-def _run(source, query: str, k: int, errors: list[str]) -> list[dict]:
-    try:
-        return [r.model_dump() for r in source.search(query, k)]
-    except Exception as exc:  # failure is data: recorded in the round, the session goes on
-        errors.append(f"search {getattr(source, 'name', 'source')!s} {query!r}: {error_text(exc)}")
-        return []
-
-
 def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
     settings = Settings.model_validate(state["settings"])
@@ -52,10 +41,11 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
     queries = [cur["query"]]
     accepted = state.get("results") or {}
     k = settings.results_per_query
-    ask = min(MAX_FETCH, k + len(accepted)) if settings.exclude_seen else k
-    raw = _run(source, cur["query"], ask, errors)
-    repeats_top_k = sum(1 for r in raw[:k] if r["url"] in accepted)
-    results = [r for r in raw if r["url"] not in accepted][:k] if settings.exclude_seen else raw
+    name = getattr(source, "name", "source")
+    first = ask(source, name, cur["query"], k, accepted, settings.exclude_seen)
+    errors += first.errors
+    repeats_top_k = first.repeats
+    results = first.unseen if settings.exclude_seen else first.top
     chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
     retry = None
     if cur["round"] == 1 and chars < settings.search_quality_floor:
@@ -63,15 +53,10 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
         if simple and simple.lower() != cur["query"].strip().lower():
             retry = simple
             queries.append(simple)
-            have = {r["url"] for r in results} | set(accepted)
-            more = _run(source, simple, min(MAX_FETCH, k + len(have)), errors)
-            results += [r for r in more if r["url"] not in have][:k]
+            more = ask(source, name, simple, k, {r["url"] for r in results} | set(accepted), True)
+            errors += more.errors
+            results += more.unseen
             chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
-    # a source may return one url twice; keep the first
-    unique: dict[str, dict] = {}
-    for r in results:
-        unique.setdefault(r["url"], r)
-    results = list(unique.values())
     cur.update(
         source=getattr(source, "name", type(source).__name__),
         results=results,

@@ -7,6 +7,8 @@ LangChain chat model works.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -41,10 +43,58 @@ class PageStore(Protocol):
     def get(self, url: str) -> str | None: ...
 
 
+class ModelBudget:
+    """The model budget of a multi-source session: a circuit breaker on calls and tokens.
+
+    Shared by the parallel source loops through the context. A call must
+    ``acquire`` a slot first: while calls < ``max_calls`` and tokens <
+    ``max_tokens`` it gets one (reserved under a lock, so parallel loops never
+    exceed the call budget); otherwise the breaker trips — once, with its reason
+    — and every later acquire fails. Tokens are known only after a call, so the
+    call in flight may take the token count past its limit; no call starts after.
+    """
+
+    def __init__(self, max_calls: int, max_tokens: int, calls: int = 0, tokens: int = 0, tripped: str | None = None):
+        self.max_calls, self.max_tokens = max_calls, max_tokens
+        self.calls, self.tokens, self.tripped = calls, tokens, tripped
+        self._lock = threading.Lock()
+
+    def acquire(self) -> tuple[bool, str | None]:
+        """(allowed, reason if this acquire tripped the breaker)."""
+        with self._lock:
+            if self.tripped:
+                return False, None
+            if self.calls >= self.max_calls:
+                self.tripped = f"model_call_budget {self.max_calls} spent ({self.calls} calls)"
+            elif self.tokens >= self.max_tokens:
+                self.tripped = f"model_token_budget {self.max_tokens} spent ({self.tokens} tokens)"
+            if self.tripped:
+                return False, self.tripped
+            self.calls += 1
+            return True, None
+
+    def charge(self, tokens: int) -> None:
+        with self._lock:
+            self.tokens += tokens
+
+
 @dataclass
 class Context:
     source: SearchSource
     chat_model: Any | None = None  # a LangChain BaseChatModel, optional
     pages: PageStore | None = None
-    extra: dict = field(default_factory=dict)
     sources: dict[str, SearchSource] = field(default_factory=dict)  # multi-source sessions: by configured name
+    # claims evaluated with annotated stances (the verify benchmark): url -> recorded stance, or None
+    stance_oracle: Callable[[str], str | None] | None = None
+    model_budget: ModelBudget | None = None  # multi-source sessions: created on first use (see budget())
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def budget(self, max_calls: int, max_tokens: int, seed: dict | None = None) -> ModelBudget:
+        """The session's model budget, created on first use (seeded with what the checkpoint already records,
+        so a resumed session keeps counting); parallel branches racing here get one shared budget."""
+        with self._lock:
+            if self.model_budget is None:
+                seed = seed or {}
+                self.model_budget = ModelBudget(max_calls, max_tokens, seed.get("calls", 0), seed.get("tokens", 0),
+                                                seed.get("tripped"))
+            return self.model_budget

@@ -51,3 +51,13 @@ def initial_multi_state(task: str, settings: Settings, sources: list[dict], note
         "profiles": [],
         "result": None,
     }
+
+
+def used_in_state(state: dict) -> dict:
+    """Calls and tokens the checkpointed state records, and whether the breaker already tripped."""
+    rows = [*(state.get("loops") or []), *(state.get("usage") or [])]
+    return {
+        "calls": sum(r.get("model_calls", 0) for r in rows),
+        "tokens": sum(sum((r.get("model_tokens") or {}).values()) for r in rows),
+        "tripped": next((s.get("detail") for s in state.get("safety") or [] if s.get("kind") == "budget"), None),
+    }

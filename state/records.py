@@ -1,4 +1,4 @@
-"""The records a session keeps: results, round records, the final result (pydantic).
+"""The records a session keeps: results, round records, evidence hits, the final result (pydantic).
 
 They travel through the graph state as plain dicts (``model_dump()``) so the
 checkpoint serializer stores them as JSON-like data; the models validate them
@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 GateDecision = Literal["accept", "epsilon_pass", "stop", "cap"]
+Stance = Literal["support", "partial", "refute", "irrelevant"]
+Tier = Literal["primary", "wire", "trade", "other"]
 ACCEPTED = ("accept", "epsilon_pass", "cap")
 
 
@@ -72,3 +74,18 @@ class AgentResult(BaseModel):
     stop_reason: str = ""
     rounds: int = 0
     debug: dict = Field(default_factory=dict, description="total_queries, total_pages_visited, errors ...")
+
+
+class EvidenceHit(BaseModel):
+    url: str
+    title: str = ""
+    pub_date: str | None = Field(None, description="ISO date when known")
+    excerpt: str = Field("", description="The passage the stance rests on (a verbatim part of text)")
+    text: str = Field("", description="The hit's text as retrieved (snippet or page), for checking quotes")
+    stance: Stance = "irrelevant"
+    stance_by: str = Field("heuristic", description="heuristic | model | gold")
+    stance_reason: str = ""
+    domain: str = ""
+    tier: Tier = "other"
+    weight: float = 0.0
+    attempt: int = 1

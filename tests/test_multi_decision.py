@@ -7,7 +7,7 @@ import json
 import pytest
 
 from saturate.graph.api import session_state
-from saturate.graph.multi_api import research_multi
+from saturate.graph.api import research_multi
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.nodes.multi._loop_decision import LoopDecision, enforce_ceiling, parse_decision
 from saturate.state.source_spec import DEFAULT_DESCRIPTIONS

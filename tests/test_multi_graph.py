@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.multi_api import research_multi
+from saturate.graph.api import research_multi
 from saturate.graph.api import session_state
 from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
@@ -178,9 +178,10 @@ def test_runs_are_reproducible(musique_source):
 
 
 def test_interrupted_session_resumes(musique_corpus, musique_source, home):
-    from saturate.graph.api import InputError, _config, home_dir, open_checkpointer, resume
-    from saturate.graph.multi_api import resume_multi
-    from saturate.graph.multi_sources import open_sources, resolve_specs
+    from saturate.graph.api import resume
+    from saturate.graph.paths import home_dir
+    from saturate.graph.session import InputError, config as _config, open_checkpointer
+    from saturate.sources import open_sources, resolve_specs
 
     c = str(musique_corpus)
     settings = load_settings({"sources": f"local:{c},titles:{c}"}, env={})
@@ -203,4 +204,4 @@ def test_interrupted_session_resumes(musique_corpus, musique_source, home):
                      context=Context(source=musique_source, sources=objs))
     with pytest.raises(InputError, match="pass them again"):
         resume("o")
-    assert resume_multi("o", sources=objs).outcome == "answer"
+    assert resume("o", sources=objs).outcome == "answer"

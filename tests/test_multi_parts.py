@@ -8,7 +8,7 @@ import time
 import pytest
 
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.multi_sources import resolve_specs
+from saturate.sources import resolve_specs
 from saturate.nodes._budget import ModelBudget
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.nodes.multi.breadcrumbs import rank_leads
@@ -172,7 +172,7 @@ def test_same_domain_is_not_independent():
 
 
 def test_tags_and_key_actors_in_the_result(home):
-    from saturate.graph.multi_api import research_multi
+    from saturate.graph.api import research_multi
 
     gov = LocalCorpus.from_records([
         {"id": "1", "title": "Sydney Harbour Bridge", "url": "https://www.nsw.gov.au/bridge",

@@ -8,7 +8,7 @@ from saturate.graph import research, session_state
 from saturate.nodes._model import strip_think
 from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
 from saturate.nodes.compress import extractive_merge, first_knowledge
-from saturate.nodes.plan_query import gap_query, salient_phrases
+from saturate.nodes._salience import gap_query, salient_phrases
 from saturate.nodes.search import simplify
 from saturate.state.text import term_set
 

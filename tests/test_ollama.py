@@ -10,8 +10,8 @@ import pytest
 from saturate.graph import research, resume, session_state
 from saturate.graph.cli import main
 from saturate.graph.models import ModelUnavailable
-from saturate.nodes.compress import COMPRESS_OPTIONS
-from saturate.nodes.plan_query import GAP_QUERY_OPTIONS
+from saturate.nodes.compress import COMPRESS
+from saturate.nodes.plan_query import GAP_QUERY
 
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 
@@ -73,10 +73,10 @@ def test_what_the_client_sent(home, musique_source):
     results = user.split("<results>\n")[1].split("\n</results>")[0]
     assert BUBYE in user and len(known) <= 800 and 0 < len(results) <= 800
     comp = script.by_role("compress")[0]
-    assert comp["options"]["temperature"] == COMPRESS_OPTIONS["temperature"] == 0.1
+    assert comp["options"]["temperature"] == COMPRESS.options["temperature"] == 0.1
     assert comp["options"]["num_predict"] == 400 and "<results>" in comp["messages"][1]["content"]
     gap = script.by_role("gap")[0]
-    assert gap["options"] == {**gap["options"], **GAP_QUERY_OPTIONS} and gap["options"]["num_predict"] == 60
+    assert gap["options"] == {**gap["options"], **GAP_QUERY.options} and gap["options"]["num_predict"] == 60
     assert "Bubye River country" in gap["messages"][1]["content"]  # earlier queries are shown, never to repeat
 
 

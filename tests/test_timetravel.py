@@ -7,7 +7,8 @@ import json
 import pytest
 
 from saturate.graph import research, session_state
-from saturate.graph.api import InputError, _config, home_dir, open_checkpointer
+from saturate.graph.paths import home_dir
+from saturate.graph.session import InputError, config as _config, open_checkpointer
 from saturate.graph.build import build_graph
 from saturate.graph.cli import main
 from saturate.graph.views.report import load_session, render_html

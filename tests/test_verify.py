@@ -12,7 +12,8 @@ from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.nodes._stance import heuristic_stance
 from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
 from saturate.sources.replay import ReplaySource
-from saturate.state.evidence import EvidenceHit, load_tier_table, registrable_domain, tier_of
+from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
+from saturate.state.records import EvidenceHit
 from saturate.state.settings import SettingsError, load_settings
 
 from conftest import shared_file
@@ -124,10 +125,10 @@ def test_need_more_search_routes_back_to_plan_query(home):
 
 
 def test_verify_cli_json_contract(home, capsys, monkeypatch):
-    import saturate.graph.api as api
+    import saturate.graph.session as session
 
-    real = api.make_context
-    monkeypatch.setattr(api, "make_context", lambda s, h, m=None, src=None: real(s, h, m, ReplaySource(GOOD)))
+    real = session.make_context
+    monkeypatch.setattr(session, "make_context", lambda s, h, m=None, src=None, *more: real(s, h, m, ReplaySource(GOOD)))
     assert main(["verify", CLAIM, "--json", "--thread", "c"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["outcome"] == "True" and out["proof"]
@@ -139,15 +140,14 @@ def test_verify_cli_json_contract(home, capsys, monkeypatch):
 def test_model_stance_and_a_rejected_model_proof(home):
     script = OllamaScript(
         plan=['{"queries": ["Sydney Harbour Bridge opening year", "Harbour Bridge 1932"]}'],
-        other=['{"stance": "support", "quote": "not in the passage"}'],
+        stance=[
+            '{"stance": "support", "quote": "The Sydney Harbour Bridge opened in 1932 after eight years of construction."}',
+            '{"stance": "support", "quote": "made up"}',
+            "not json",
+        ],
+        proof=['Proof: see https://invented.example/x "the bridge opened in 1932"'],
         compress=["- fact"],
     )
-    script.replies["other"] = [
-        '{"stance": "support", "quote": "The Sydney Harbour Bridge opened in 1932 after eight years of construction."}',
-        '{"stance": "support", "quote": "made up"}',
-        "not json",
-        'Proof: see https://invented.example/x "the bridge opened in 1932"',
-    ]
     with OllamaServer(script) as server:
         result = verify(CLAIM, thread_id="m", source=ReplaySource(GOOD), seed=0, model="ollama:qwen-test",
                         ollama_host=server.url)

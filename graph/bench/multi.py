@@ -43,7 +43,7 @@ from saturate.graph.bench.research import SETS, load_jsonl
 from saturate.graph.paths import shared_data
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.multi_sources import open_sources, resolve_specs
+from saturate.sources import open_sources, resolve_specs
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.multi_state import initial_multi_state

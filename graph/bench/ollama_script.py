@@ -11,20 +11,15 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-# which node asked: recognised by a phrase of its system prompt
-ROLES = {
-    "judge whether new search results": "novelty",
-    "plan web searches": "plan",
-    "one web search query": "gap",
-    "compact knowledge state": "compress",
-    "Answer the research task": "decide",
-    "search source is worth another query": "source_decision",  # nodes/loop_decision.py (multi-source loops)
-}
+from saturate.graph import build, build_multi  # noqa: F401  (loads every node, so every prompt is registered)
+from saturate.nodes._model import PROMPTS
 
 
 def role_of(request: dict) -> str:
+    """Which prompt a request carries (its ``Prompt.name``: plan, gap, novelty, compress, decide, stance,
+    proof, source_decision), recognised by the prompt's own system text; "other" for anything else."""
     system = next((m["content"] for m in request.get("messages", []) if m.get("role") == "system"), "")
-    return next((r for phrase, r in ROLES.items() if phrase in system), "other")
+    return next((name for name, prompt in PROMPTS.items() if system.startswith(prompt.marker)), "other")
 
 
 class OllamaScript:

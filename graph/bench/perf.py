@@ -242,38 +242,32 @@ def _reducers() -> dict[str, Callable]:
 
 
 def plain_session(task: str, settings, context) -> dict:
-    """The graph's work without LangGraph: the same node functions in a loop, the same reducers."""
-    from saturate.nodes.assess_novelty import assess_novelty
-    from saturate.nodes.compress import compress
-    from saturate.nodes.decide import decide
-    from saturate.nodes.enrich import enrich
-    from saturate.nodes.gate import gate, route_after_compress, route_after_gate
-    from saturate.nodes.plan_query import plan_query
-    from saturate.nodes.search import search
+    """The graph's work without LangGraph's step machinery: ``build_graph()``'s own nodes, edges and routers
+    (read from its StateGraph, so nothing is restated here) walked in a plain loop, with the same reducers."""
+    from langgraph.graph import END, START
+
+    from saturate.graph.build import build_graph
     from saturate.state.graph_state import initial_state
 
+    builder = build_graph().builder
+    edges = dict(builder.edges)  # every node of the round loop has one plain edge or one router
     runtime = _runtime(context)
     state: dict = dict(initial_state(task, settings))
     reducers = _reducers()
-
-    def step(node) -> None:
-        for key, value in node(state, runtime).items():
+    node = edges[START]
+    while node != END:
+        for key, value in builder.nodes[node].runnable.func(state, runtime).items():
             reduce = reducers.get(key)
             if reduce is None:
                 state[key] = value
             else:  # an unset channel starts empty, as LangGraph's BinaryOperatorAggregate does
                 state[key] = reduce(state[key] if key in state else type(value)(), value)
-
-    while True:
-        for node in (plan_query, search, assess_novelty, gate):
-            step(node)
-        if route_after_gate(state) != "compress":
-            break
-        step(compress)
-        if route_after_compress(state) != "plan_query":
-            break
-    step(enrich)
-    step(decide)
+        if node in builder.branches:
+            (branch,) = builder.branches[node].values()
+            decision = branch.path.func(state)
+            node = branch.ends[decision] if branch.ends else decision
+        else:
+            node = edges[node]
     return state
 
 
@@ -301,7 +295,7 @@ def bench_graph_overhead(work: Path, p: dict, shared: dict) -> Figure:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from saturate.graph.api import open_checkpointer
+    from saturate.graph.session import open_checkpointer
     from saturate.graph.build import build_graph
     from saturate.sources import SqlitePageStore
     from saturate.state import Context, initial_state, load_settings
@@ -762,7 +756,7 @@ _BATCH = itertools.count(1)
 
 
 def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool = True) -> tuple[float, list]:
-    from saturate.graph.api import open_checkpointer
+    from saturate.graph.session import open_checkpointer
     from saturate.graph.build import build_graph
     from saturate.state import initial_state
 
@@ -782,7 +776,7 @@ def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool =
 
 
 def sessions_threads(work: Path, tasks: list[str], source, workers: int) -> tuple[float, list]:
-    from saturate.graph.api import open_checkpointer
+    from saturate.graph.session import open_checkpointer
     from saturate.graph.build import build_graph
     from saturate.state import initial_state
 
@@ -839,7 +833,7 @@ def _process_worker_main() -> int:
     handle and SqliteSaver connection, runs one warm-up session, prints "ready",
     waits for "go", runs its tasks and prints {"answers": [[i, [answer, rounds]], ...]}.
     """
-    from saturate.graph.api import open_checkpointer
+    from saturate.graph.session import open_checkpointer
     from saturate.graph.build import build_graph
     from saturate.state import initial_state
 
@@ -1123,7 +1117,7 @@ def profile(name: str, work: Path, quick: bool) -> str:
     source = shared["task_source"]
     prof = cProfile.Profile()
     if name == "graph":
-        from saturate.graph.api import open_checkpointer
+        from saturate.graph.session import open_checkpointer
         from saturate.graph.build import build_graph
         from saturate.sources import SqlitePageStore
         from saturate.state import Context, initial_state

@@ -285,7 +285,8 @@ def run(args) -> int:
     args.data = args.data or shared_data()
     from dataclasses import asdict
 
-    from saturate.graph.api import InputError, home_dir
+    from saturate.graph.api import InputError
+    from saturate.graph.paths import home_dir
     from saturate.graph.monitor.core import Monitor
 
     if (args.tasks is None) != (args.corpus is None):

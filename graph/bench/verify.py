@@ -55,7 +55,7 @@ def scores(gold: list[str], pred: list[str]) -> dict:
 
 def run_claim(graph, row: dict, seed: int, gold_stance: bool) -> dict:
     src = ReplaySource(row.get("hits") or [])
-    ctx = Context(source=src, extra={"stance_oracle": src.stance_oracle} if gold_stance else {})
+    ctx = Context(source=src, stance_oracle=src.stance_oracle if gold_stance else None)
     out = graph.invoke(initial_state(row["claim"], load_settings({"seed": seed}, env={}), kind="claim"), context=ctx)
     return out["result"]
 

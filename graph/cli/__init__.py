@@ -232,7 +232,8 @@ def settings_from_args(args) -> Settings:
 
 
 def _cmd_research(args) -> int:
-    from saturate.graph.api import new_thread_id, research
+    from saturate.graph.api import research
+    from saturate.graph.session import new_thread_id
     from saturate.graph.cli import multi as multi_cli
 
     settings = settings_from_args(args)
@@ -261,7 +262,8 @@ def exit_code(result) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from saturate.graph.api import new_thread_id, verify
+    from saturate.graph.api import verify
+    from saturate.graph.session import new_thread_id
 
     from saturate.graph.views.progress import make_progress
 

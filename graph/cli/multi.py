@@ -85,9 +85,9 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
 
 
 def run_research(args, settings) -> int:
-    from saturate.graph.api import new_thread_id
+    from saturate.graph.session import new_thread_id
     from saturate.graph.cli import exit_code
-    from saturate.graph.multi_api import research_multi
+    from saturate.graph.api import research_multi
 
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())

@@ -148,7 +148,7 @@ class Monitor:
 
     def __init__(self, path: str | Path | None = None, *, home: str | Path | None = None, clock: Callable[[], float] | None = None):
         if path is None:
-            from saturate.graph.api import home_dir
+            from saturate.graph.paths import home_dir
 
             path = home_dir(home) / DB_NAME
         self.store = Store(path)

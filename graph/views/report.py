@@ -25,7 +25,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from saturate.graph.api import InputError, home_dir, open_checkpointer
+from saturate.graph.paths import home_dir
+from saturate.graph.session import InputError, open_checkpointer
 from saturate.graph.build import build_graph
 from saturate.graph.views.progress import short_query
 from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin

@@ -1,23 +1,21 @@
 """decide_multi: the result of a multi-source session.
 
-The answer is ``nodes.decide.decide``'s — extractive, or the chat model's with its
-citations checked in code — run on the merged results in citation order (the
-model call goes through the session's model budget; a spent budget means the
-extractive answer, noted). Around it: every cited source carries the sources and
-queries that found it and its verification tag, the "Key actors" profiles, the
-tag counts, the per-source loop summaries, safety trips, and a Markdown report
-with all of these.
+The answer is the single loop's (``nodes._answer``: extractive, or the chat
+model's with its citations checked in code), from the merged results in
+citation order; the model call goes through the session's model budget (a
+spent budget means the extractive answer, noted). Around it: every cited source
+carries the sources and queries that found it and its verification tag, the
+"Key actors" profiles, the tag counts, the per-source loop summaries, safety
+trips, and a Markdown report with all of these.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from types import SimpleNamespace
-
 from langgraph.runtime import Runtime
 
-from saturate.nodes._budget import session_budget, used_in_state
-from saturate.nodes.decide import decide
+from saturate.nodes._answer import answer_task
+from saturate.nodes._budget import BudgetedUsage, session_budget
+from saturate.state.multi_state import used_in_state
 from saturate.state.context import Context
 from saturate.state.multi_records import MultiResult
 from saturate.state.multi_state import MultiState
@@ -61,33 +59,26 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     merged = state.get("merged") or []
     notes: list[str] = []
-    model = ctx.chat_model
-    usage: list[dict] = []
+    model = ctx.chat_model if merged else None
     budget = session_budget(ctx, settings, used_in_state(state))
-    safety: list[dict] = []
-    if model is not None and merged:
-        allowed, tripped = budget.acquire()
-        if tripped:
-            safety.append({"kind": "budget", "source": None, "phase": "decide", "detail": tripped})
-        if not allowed:
-            notes.append(f"decide: model budget spent ({budget.tripped}); extractive answer")
-            model = None
-    view = {
-        "task": state["task"], "kind": "question", "records": [], "pages": [], "queries": state.get("queries") or [],
-        "notes": list(state.get("notes") or []) + notes,
-        "results": {e["url"]: {"id": e["id"], "url": e["url"], "title": e["title"], "snippet": e["snippet"],
-                               "source": ", ".join(e["sources"])} for e in merged},
-    }
-    base = decide(view, SimpleNamespace(context=replace(ctx, chat_model=model)))["result"]
-    calls = base["debug"].get("model_calls", 0)
-    if calls:
-        tokens = base["debug"].get("model_tokens") or {}
-        budget.charge(sum(tokens.values()))
-        usage.append({"node": "decide", "model_calls": calls, "model_tokens": tokens})
-    tags = state.get("tags") or {}
-    by_url = {e["url"]: e for e in merged}
+    if model is not None and budget.tripped:
+        notes.append(f"decide: model budget spent ({budget.tripped}); extractive answer")
+        model = None
+    calls = BudgetedUsage("decide", budget)
+    results = [{"id": e["id"], "url": e["url"], "title": e["title"], "snippet": e["snippet"],
+                "source": ", ".join(e["sources"])} for e in merged]
+    answered = answer_task(state["task"], results, {}, model, calls)
+    safety = [{"kind": "budget", "source": None, "phase": "decide", "detail": t} for t in calls.trips]
+    if calls.trips:
+        notes.append(f"decide: model budget spent ({calls.trips[0]}); extractive answer")
+    usage = [{"node": "decide", "model_calls": calls.calls, "model_tokens": calls.tokens()}] if calls.calls else []
+    base = {"outcome": "answer" if merged else "no_results", "task": state["task"], "answer": answered.answer,
+            "debug": {"answer": answered.method, "notes": list(state.get("notes") or []) + notes + answered.notes}}
     sources = []
-    for s in base["sources"]:
+    by_url = {e["url"]: e for e in merged}
+    tags = state.get("tags") or {}
+    for s in answered.sources:
+        s = s.model_dump()
         e = by_url[s["url"]]
         t = tags.get(e["key"], {})
         sources.append({**s, "found_by": e["found_by"], "tag": t.get("tag"), "tag_reason": t.get("reason", "")})

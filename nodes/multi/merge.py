@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saturate.state.multi_state import MultiState
@@ -79,7 +78,3 @@ def merge_hits(hits: list[dict], source_order: list[str]) -> list[dict]:
 
 def merge(state: MultiState) -> dict:
     return {"merged": merge_hits(state.get("hits") or [], [s["name"] for s in state["sources"]])}
-
-
-def route_after_merge(state: MultiState) -> Literal["breadcrumbs", "triangulate"]:
-    return "triangulate" if state.get("breadcrumbs_done") else "breadcrumbs"

@@ -1,22 +1,21 @@
-"""plan_sources: the first queries every source loop starts from, and the fan-out to the loops.
+"""plan_sources: the first queries every source loop starts from.
 
 Without a chat model every loop starts from the task itself. With one, the
-single loop's initial-plan prompt (``nodes.plan_query.PLAN_SYSTEM``: two
-complementary queries, JSON, repaired or asked once more) runs once for the
-session, through the model budget; every loop asks the first query first and
-keeps the second for its next query. ``fan_out`` (the conditional edge after
-``plan``) sends one ``source_loop`` branch per configured source; LangGraph runs
-the branches of one superstep concurrently (sync nodes in its thread pool).
+single loop's initial-plan prompt (``nodes._plan.PLAN``: two complementary
+queries, JSON, repaired or asked once more) runs once for the session, through
+the model budget; every loop asks the first query first and keeps the second
+for its next query. The fan-out to one ``source_loop`` branch per source is the
+conditional edge after this node (``graph.build_multi``).
 """
 
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
-from langgraph.types import Send
 
-from saturate.nodes._budget import BudgetExceeded, BudgetedUsage, session_budget, used_in_state
+from saturate.nodes._budget import BudgetExceeded, BudgetedUsage, session_budget
+from saturate.state.multi_state import used_in_state
 from saturate.nodes._model import error_text
-from saturate.nodes.plan_query import model_plan
+from saturate.nodes._plan import model_plan
 from saturate.state.context import Context
 from saturate.state.multi_state import MultiState
 from saturate.state.settings import Settings
@@ -44,13 +43,3 @@ def plan_sources(state: MultiState, runtime: Runtime[Context]) -> dict:
     if usage.trips:
         update["safety"] = [{"kind": "budget", "source": None, "phase": "plan", "detail": t} for t in usage.trips]
     return update
-
-
-def fan_out(state: MultiState) -> list[Send]:
-    """One source_loop branch per configured source (the conditional edge after plan)."""
-    seed = used_in_state(state)
-    return [
-        Send("source_loop", {"task": state["task"], "settings": state["settings"], "source": spec,
-                             "planned": list(state.get("planned_queries") or [state["task"]]), "budget_seed": seed})
-        for spec in state["sources"]
-    ]

@@ -1,12 +1,12 @@
 """profiles: the "Key actors" — short profiles of the most frequent key entities in the results.
 
-Key entities are organisations, people and other names (``state.entities``;
+Key entities are organisations, people and other names (``nodes._entities``;
 identifiers and quantities are not actors, nor one-word "names" the results also
 use as lower-case words). A one-word name that is the last
 word of a person's name in the same results (``Bonetti`` / ``Peter Bonetti``)
 counts for that person. Actors are chosen and ranked by the on-topic results
 mentioning them — task relevance (as for breadcrumbs: idf-weighted task terms)
-at least ``ON_TOPIC`` of the best result's, so names scattered through off-topic
+at least ``nodes._salience.ON_TOPIC`` of the best result's, so names scattered through off-topic
 results do not crowd the profiles — at least ``MIN_MENTIONS`` of them, then by all
 results mentioning them, organisations and people before other names; the top ``PROFILE_LIMIT`` get a profile, all extractive:
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from saturate.nodes.multi.breadcrumbs import common_words, is_name, relevance_weights
 from saturate.nodes._entities import KIND_RANK, extract_entities, mentions
+from saturate.nodes._salience import common_words, is_name, on_topic_floor, relevance_weights
 from saturate.state.multi_state import MultiState
 from saturate.state.text import clip, sentences, term_set
 
@@ -32,13 +32,12 @@ MIN_MENTIONS = 2
 MAX_FACTS = 3
 SENTENCE_CHARS = 240
 ACTOR_KINDS = ("organisation", "person", "other")
-ON_TOPIC = 0.5  # only results at least this task-relevant (of the best) count
 
 
 def _candidates(task: str, merged: list[dict]) -> dict[str, dict]:
     found: dict[str, dict] = {}
     weights = relevance_weights(task, merged)
-    floor = ON_TOPIC * max(weights, default=0.0)
+    floor = on_topic_floor(weights)
     common = common_words(merged)
     for n, e in enumerate(merged, start=1):
         on_topic = weights[n - 1] >= floor

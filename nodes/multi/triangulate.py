@@ -31,7 +31,7 @@ from itertools import combinations
 from urllib.parse import urlsplit
 
 from saturate.nodes._entities import extract_entities
-from saturate.state.evidence import registrable_domain
+from saturate.nodes._tiers import registrable_domain
 from saturate.state.multi_state import MultiState
 from saturate.state.text import clip, sentences, term_set
 

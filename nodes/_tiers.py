@@ -1,4 +1,4 @@
-"""Evidence for a claim: hits with a stance and a weight from their source's tier.
+"""Source tiers of evidence for a claim: a hit's weight comes from its source's tier.
 
 Tiers go by registrable domain (``bbc.co.uk``, ``nasa.gov``; public-suffix aware,
 private suffixes such as ``github.io`` kept apart): primary (official bodies,
@@ -13,13 +13,10 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
 
-Stance = Literal["support", "partial", "refute", "irrelevant"]
-Tier = Literal["primary", "wire", "trade", "other"]
+from saturate.state.records import Tier
 
 # Suffixes of official bodies: any domain under them is primary.
 PRIMARY_SUFFIXES = ("gov", "mil", "int", "edu", "gov.uk", "ac.uk", "nhs.uk", "gouv.fr", "gob.es", "gv.at", "gov.au",
@@ -44,21 +41,6 @@ DEFAULT_TIERS: dict[str, Tier] = {
     "variety.com": "trade", "hollywoodreporter.com": "trade", "billboard.com": "trade", "espn.com": "trade",
     "imdb.com": "trade", "history.com": "trade", "smithsonianmag.com": "trade",
 }
-
-
-class EvidenceHit(BaseModel):
-    url: str
-    title: str = ""
-    pub_date: str | None = Field(None, description="ISO date when known")
-    excerpt: str = Field("", description="The passage the stance rests on (a verbatim part of text)")
-    text: str = Field("", description="The hit's text as retrieved (snippet or page), for checking quotes")
-    stance: Stance = "irrelevant"
-    stance_by: str = Field("heuristic", description="heuristic | model | gold")
-    stance_reason: str = ""
-    domain: str = ""
-    tier: Tier = "other"
-    weight: float = 0.0
-    attempt: int = 1
 
 
 @functools.lru_cache(maxsize=1)

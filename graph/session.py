@@ -1,0 +1,205 @@
+"""The session layer: checkpointer, threads, and starting, resuming and reading sessions of both modes.
+
+A session is one LangGraph thread in the checkpoint database (``sessions.db`` in
+the data directory, SQLite ``SqliteSaver``, durability ``sync``). Its ``kind``
+(``question``, ``claim`` or ``multi``) is in its first checkpoint and picks the
+graph that runs it: ``build_graph`` for questions and claims,
+``build_multi_graph`` for multi-source sessions. Everything that starts, resumes
+or reads a session goes through here, whichever mode it is.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from saturate.graph.build import build_graph
+from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.models import resolve_chat_model
+from saturate.graph.paths import home_dir
+from saturate.sources import SqlitePageStore, make_source, open_sources
+from saturate.state.context import Context, SearchSource
+from saturate.state.settings import Settings, load_settings
+
+DURABILITY = "sync"
+RECURSION_LIMIT = 1000
+
+
+class InputError(ValueError):
+    """Bad input from the user (empty or oversized task, unknown thread...)."""
+
+
+def check_task(task: str, settings: Settings) -> str:
+    if task is None or not str(task).strip():
+        raise InputError("the task is empty: say what to research, e.g. saturate research \"Who built the Eiffel Tower?\"")
+    task = " ".join(str(task).split())
+    if len(task) > settings.task_max_chars:
+        raise InputError(
+            f"the task is {len(task)} characters long; the limit is {settings.task_max_chars} "
+            "(task_max_chars / SATURATE_TASK_MAX_CHARS). Shorten it or raise the limit."
+        )
+    return task
+
+
+def resolve_settings(settings: Settings | None, overrides: dict[str, Any]) -> Settings:
+    """A Settings object and/or keyword overrides (on top of SATURATE_* and the defaults)."""
+    if settings is None:
+        return load_settings(overrides)
+    return settings.replace(**overrides) if overrides else settings
+
+
+def new_thread_id() -> str:
+    return time.strftime("s%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def config(thread_id: str) -> dict:
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
+
+
+@contextmanager
+def open_checkpointer(home: Path) -> Iterator[SqliteSaver]:
+    conn = sqlite3.connect(home / "sessions.db", check_same_thread=False, timeout=30)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        # WAL + synchronous=NORMAL: a killed process loses nothing committed (the WAL survives it);
+        # only a power cut may lose the last few steps. FULL fsyncs every one of ~10 commits a round.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        yield saver
+    finally:
+        conn.close()
+
+
+def kind_of(saver: SqliteSaver, thread_id: str) -> str | None:
+    """The session's kind from its latest checkpoint (None: no such thread)."""
+    tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    if tup is None:
+        return None
+    return (tup.checkpoint.get("channel_values") or {}).get("kind") or "question"
+
+
+def graph_for(kind: str | None, checkpointer=None):
+    return build_multi_graph(checkpointer=checkpointer) if kind == "multi" else build_graph(checkpointer=checkpointer)
+
+
+def make_context(settings: Settings, home: Path, chat_model: Any = None, source: SearchSource | None = None,
+                 specs: list[dict] | None = None, sources: Mapping[str, SearchSource] | None = None) -> Context:
+    """The runtime context of a session: its source(s), chat model and page store.
+
+    A multi-source session (``specs``) gets one source per spec, built from the
+    settings unless ``sources`` (by name) are given; its first source doubles as
+    ``source``.
+    """
+    by_name: dict[str, SearchSource] = {}
+    if specs is not None:
+        by_name = dict(sources) if sources is not None else open_sources(specs, settings, home)
+        source = by_name[specs[0]["name"]]
+    return Context(
+        source=source if source is not None else make_source(settings, home),
+        chat_model=chat_model,
+        pages=SqlitePageStore(home / "pages.db"),
+        sources=by_name,
+    )
+
+
+def run(graph, payload, thread_id: str, context: Context, stream_handler=None) -> dict:
+    """Run to the end; ``stream_handler(chunk)`` sees every 'updates' chunk as it happens.
+
+    A handler with a ``stream_mode`` attribute (e.g. ``["updates", "custom"]``, see
+    graph.views.progress) is streamed those modes instead and gets LangGraph's ``(mode, chunk)`` pairs.
+    """
+    if stream_handler is None:
+        return graph.invoke(payload, config(thread_id), context=context, durability=DURABILITY)
+    mode = getattr(stream_handler, "stream_mode", "updates")
+    for chunk in graph.stream(payload, config(thread_id), context=context, durability=DURABILITY, stream_mode=mode):
+        stream_handler(chunk)
+    return graph.get_state(config(thread_id)).values
+
+
+def start(initial: dict, thread_id: str | None, home, chat_model: Any = None, source: SearchSource | None = None,
+          sources: Mapping[str, SearchSource] | None = None, stream_handler=None) -> tuple[str, dict]:
+    """Run a new session from its initial state to the end; (thread id, final values)."""
+    home_path = home_dir(home)
+    thread_id = thread_id or new_thread_id()
+    settings = Settings.model_validate(initial["settings"])
+    with open_checkpointer(home_path) as saver:
+        if kind_of(saver, thread_id) is not None:
+            raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
+        graph = graph_for(initial.get("kind"), saver)
+        specs = initial.get("sources") if initial.get("kind") == "multi" else None
+        context = make_context(settings, home_path, chat_model, source, specs, sources)
+        return thread_id, run(graph, initial, thread_id, context, stream_handler)
+
+
+def resume(thread_id: str, home=None, chat_model: Any = None, source: SearchSource | None = None,
+           sources: Mapping[str, SearchSource] | None = None, stream_handler=None) -> dict:
+    """Continue a session of either mode from its last completed step (a finished one is only read)."""
+    home_path = home_dir(home)
+    with open_checkpointer(home_path) as saver:
+        kind = kind_of(saver, thread_id)
+        if kind is None:
+            raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+        graph = graph_for(kind, saver)
+        snap = graph.get_state(config(thread_id))
+        state = snap.values
+        if snap.next:
+            if kind == "multi":
+                provided = [spec["name"] for spec in state["sources"] if spec.get("provided")]
+                if provided and sources is None:
+                    raise InputError(f"thread {thread_id!r} searched sources passed from Python ({', '.join(provided)}); "
+                                     "pass them again: resume(thread, sources={name: source, ...})")
+            settings = Settings.model_validate(state["settings"])
+            model, notes = resolve_chat_model(settings, chat_model)
+            if notes:
+                graph.update_state(config(thread_id), {"notes": [f"on resume: {n}" for n in notes]})
+            specs = state["sources"] if kind == "multi" else None
+            context = make_context(settings, home_path, model, source, specs, sources)
+            state = run(graph, None, thread_id, context, stream_handler)
+    if not state.get("result"):
+        raise InputError(f"thread {thread_id!r} has no result and nothing left to run")
+    return state
+
+
+def session_state(thread_id: str, home=None) -> dict:
+    """The latest checkpointed values of a session of either mode, with ``_next`` (raises InputError if unknown)."""
+    home_path = home_dir(home)
+    with open_checkpointer(home_path) as saver:
+        kind = kind_of(saver, thread_id)
+        if kind is None:
+            raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+        snap = graph_for(kind, saver).get_state(config(thread_id))
+    return {**snap.values, "_next": list(snap.next)}
+
+
+def list_sessions(home=None) -> list[dict]:
+    """Sessions in the database, newest first: thread, task, rounds, status."""
+    home_path = home_dir(home)
+    with open_checkpointer(home_path) as saver:
+        rows = saver.conn.execute(
+            "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' "
+            "GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"
+        ).fetchall()
+        graphs = {kind: graph_for(kind, saver) for kind in ("question", "multi")}
+        out = []
+        for thread_id, _ in rows:
+            kind = kind_of(saver, thread_id)
+            snap = graphs["multi" if kind == "multi" else "question"].get_state(config(thread_id))
+            v = snap.values
+            out.append(
+                {
+                    "thread": thread_id,
+                    "task": v.get("task", ""),
+                    # a multi-source session has no rounds: its source queries are counted
+                    "rounds": len(v.get("queries") if kind == "multi" else v.get("records") or []),
+                    "status": "done" if v.get("result") else ("interrupted at " + ",".join(snap.next) if snap.next else "empty"),
+                    "updated": snap.created_at,
+                }
+            )
+    return out

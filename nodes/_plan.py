@@ -1,0 +1,38 @@
+"""The initial plan with a chat model: two complementary queries (shared by both modes' plan nodes)."""
+
+from __future__ import annotations
+
+from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, first_line, parse_json_object
+
+PLAN = Prompt(
+    "plan",
+    system="You plan web searches for a research task. Write two complementary search queries: the first asks "
+    "for the task directly, the second approaches it from another angle (another name, a sub-question, "
+    'the likely source). Reply with JSON only: {{"queries": ["first query", "second query"]}}',
+    user="Task: {task}",
+    options={"temperature": 0.3, "num_predict": 120},
+)
+PLAN_RETRY = 'Reply with JSON only, exactly in this form: {"queries": ["...", "..."]}'
+
+
+def _clean_queries(value) -> list[str]:
+    queries = value.get("queries") if isinstance(value, dict) else None
+    if not isinstance(queries, list):
+        return []
+    out: list[str] = []
+    for q in queries:
+        q = first_line(str(q))[:MAX_QUERY_CHARS] if isinstance(q, (str, int, float)) else ""
+        if q and q.lower() not in {o.lower() for o in out}:
+            out.append(q)
+    return out[:2]
+
+
+def model_plan(model, task: str, usage: ModelUsage, fallbacks: list[str]) -> list[str]:
+    """Two complementary queries from the model; [] when its replies are unusable. Raises on call failure."""
+    reply = usage.call(model, PLAN, task=task)
+    queries = _clean_queries(parse_json_object(reply.text))
+    if not queries:
+        fallbacks.append(f"initial plan reply is not the JSON asked for ({reply.text[:60]!r}): asked once more")
+        reply = usage.call(model, PLAN, then=PLAN_RETRY, task=task)
+        queries = _clean_queries(parse_json_object(reply.text))
+    return queries

@@ -1,0 +1,87 @@
+"""The one factory of search sources, for both modes: a kind (and corpus) → a source behind the search cache.
+
+``open_source(kind, corpus, settings, home, cache)`` builds ``local`` (``LocalCorpus``
+over the corpus, else the embedded Wikipedia corpus), ``titles``
+(``TitleCorpus`` over the same index), ``wiki`` (the embedded corpus) or ``ddg``
+(``DuckDuckGoSource`` with the ``ddg_*``, ``search_retries*`` and ``fetch_*``
+settings), wrapped in ``CachedSource``. ``make_source`` is the single loop's
+(``source``/``corpus``); ``resolve_specs`` + ``open_sources`` are the
+multi-source session's (the ``sources`` setting, one cache file shared).
+Local indexes live in ``home/index``, the cache in ``home/cache.db``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from saturate.sources.cache import CachedSource, SearchCache
+from saturate.sources.ddg import DuckDuckGoSource
+from saturate.sources.local import CorpusError, LocalCorpus
+from saturate.sources.titles import TitleCorpus
+from saturate.sources.wiki import open_wiki
+from saturate.state.context import SearchSource
+from saturate.state.settings import Settings
+from saturate.state.source_spec import SourceSpec, default_name, resolve
+
+DDG_TIMEOUT_S = 10  # ddgs' own per-request timeout (retries are counted by search_retries)
+
+
+def open_source(kind: str, corpus: str | None, settings: Settings, home: Path | str, cache: SearchCache) -> CachedSource:
+    """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``."""
+    index = Path(home).expanduser() / "index"
+    if kind == "ddg":
+        inner: SearchSource = DuckDuckGoSource.from_settings(settings, timeout=DDG_TIMEOUT_S)
+        params = inner.params
+    else:
+        if kind == "wiki" or (kind == "local" and not corpus):
+            inner = open_wiki(index)
+        elif kind == "titles":
+            inner = TitleCorpus.open(corpus, index)
+        elif kind == "local":
+            inner = LocalCorpus.open(corpus, index)
+        else:  # the settings validate the kind; this guards a future value
+            raise ValueError(f"unknown source kind {kind!r}")
+        # the index file name carries the corpus version: a changed corpus misses the cache
+        params = {"index": inner.index_path.name if inner.index_path else None}
+    return CachedSource(inner, cache, settings.cache_ttl_s, params=params)
+
+
+def make_source(settings: Settings, home: Path | str) -> SearchSource:
+    """The single loop's source: ``settings.source`` (over ``settings.corpus``), behind ``home/cache.db``."""
+    home = Path(home).expanduser()
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        return open_source(settings.source, settings.corpus, settings, home, SearchCache(home / "cache.db"))
+    except CorpusError as err:
+        raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r})") from None
+
+
+def resolve_specs(settings: Settings, names: list[str] | None = None, kinds: dict[str, str] | None = None) -> list[dict]:
+    """Resolved specs from the settings; with ``names`` (sources passed as objects), one per name, its spec
+    taken from the settings when they name it, else of kind ``kinds[name]`` (default ``local``)."""
+    specs = list(settings.sources or ())
+    if names is not None:
+        by_name = {s.name: s for s in specs}
+        specs = [by_name.get(n) or SourceSpec(name=n, kind=(kinds or {}).get(n, "local")) for n in names]
+    elif not specs:
+        spec = SourceSpec(kind=settings.source, corpus=settings.corpus if settings.source == "local" else None)
+        specs = [spec.model_copy(update={"name": default_name(spec)})]
+    out = [resolve(s, settings.source_ceilings, settings.source_descriptions) for s in specs]
+    if names is not None:  # objects cannot be rebuilt from the checkpoint: resume needs them passed again
+        out = [{**spec, "provided": True} for spec in out]
+    return out
+
+
+def open_sources(specs: list[dict], settings: Settings, home: Path | str) -> dict[str, SearchSource]:
+    """One source per resolved spec, by name (a local spec without a corpus takes the ``corpus`` setting)."""
+    home = Path(home).expanduser()
+    home.mkdir(parents=True, exist_ok=True)
+    cache = SearchCache(home / "cache.db")
+    out: dict[str, SearchSource] = {}
+    for spec in specs:
+        corpus = spec.get("corpus") or (settings.corpus if spec["kind"] == "local" else None)
+        try:
+            out[spec["name"]] = open_source(spec["kind"], corpus, settings, home, cache)
+        except CorpusError as err:
+            raise CorpusError(f"{err} (source {spec['name']!r} of the `sources` setting)") from None
+    return out
