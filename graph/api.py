@@ -92,8 +92,11 @@ def research_multi(
     task = session.check_task(task, settings)
     if objects is not None and not objects:
         raise InputError("no sources given")
-    specs = resolve_specs(settings, list(objects) if objects is not None else None,
-                          {n: getattr(o, "kind", "local") for n, o in (objects or {}).items()})
+    specs = resolve_specs(
+        settings,
+        list(objects) if objects is not None else None,
+        {n: getattr(o, "kind", "local") for n, o in (objects or {}).items()},
+    )
     model, notes = resolve_chat_model(settings, chat_model)
     initial = initial_multi_state(task, settings, specs, tuple(notes))
     _, state = session.start(initial, thread_id, home, model, sources=objects, stream_handler=stream_handler)

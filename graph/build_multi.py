@@ -1,8 +1,8 @@
 """build_multi_graph: research a task over several sources at once, each saturated by its own loop.
 
-    START → plan ─(Send, one per source)→ source_loop ─→ merge ─┬ leads → breadcrumbs ─┬ (Send, one per source) → follow → merge
-                                                                 │                       └ no_leads → triangulate
-                                                                 └ done → triangulate → profiles → decide → END
+    START → plan ─(Send per source)→ source_loop → merge ─┬ leads → breadcrumbs ─┬ (Send per source) → follow → merge
+                                                           │                       └ no_leads → triangulate
+                                                           └ done → triangulate → profiles → decide → END
 
 - ``plan`` (nodes/multi/plan.py): the first queries; ``fan_out`` (below) sends one
   ``source_loop`` branch per configured source (``state["sources"]``).
@@ -52,8 +52,16 @@ def fan_out(state: MultiState) -> list[Send]:
     """One source_loop branch per configured source."""
     seed = used_in_state(state)
     return [
-        Send("source_loop", {"task": state["task"], "settings": state["settings"], "source": spec,
-                             "planned": list(state.get("planned_queries") or [state["task"]]), "budget_seed": seed})
+        Send(
+            "source_loop",
+            {
+                "task": state["task"],
+                "settings": state["settings"],
+                "source": spec,
+                "planned": list(state.get("planned_queries") or [state["task"]]),
+                "budget_seed": seed,
+            },
+        )
         for spec in state["sources"]
     ]
 
@@ -74,9 +82,18 @@ def route_leads(state: MultiState) -> list[Send] | Literal["no_leads"]:
         asked.setdefault(ev["source"], []).append(ev["query"])
     seed = used_in_state(state)
     return [
-        Send("follow", {"task": state["task"], "settings": state["settings"], "source": spec, "leads": followed,
-                        "seen": [h["result"]["url"] for h in hits if h["source"] == spec["name"]],
-                        "asked": asked.get(spec["name"], []), "budget_seed": seed})
+        Send(
+            "follow",
+            {
+                "task": state["task"],
+                "settings": state["settings"],
+                "source": spec,
+                "leads": followed,
+                "seen": [h["result"]["url"] for h in hits if h["source"] == spec["name"]],
+                "asked": asked.get(spec["name"], []),
+                "budget_seed": seed,
+            },
+        )
         for spec in state["sources"]
     ]
 

@@ -14,13 +14,14 @@ from typing import Any
 
 import httpx
 
+from saturate.state.errors import BadInput
 from saturate.state.settings import Settings
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 PROBE_TIMEOUT_S = 5.0
 
 
-class ModelUnavailable(ValueError):
+class ModelUnavailable(BadInput):
     """The configured model cannot be used (host unreachable, model not pulled)."""
 
 
@@ -37,6 +38,7 @@ def model_name(settings: Settings) -> str:
 
 
 def make_chat_model(settings: Settings) -> Any:
+    # heavy: langchain_ollama (and its ollama client) is imported only when a model is configured
     from langchain_ollama import ChatOllama
 
     return ChatOllama(

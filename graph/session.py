@@ -26,19 +26,22 @@ from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir
 from saturate.sources import SqlitePageStore, make_source, open_sources
 from saturate.state.context import Context, SearchSource
+from saturate.state.errors import BadInput
 from saturate.state.settings import Settings, load_settings
 
 DURABILITY = "sync"
 RECURSION_LIMIT = 1000
 
 
-class InputError(ValueError):
+class InputError(BadInput):
     """Bad input from the user (empty or oversized task, unknown thread...)."""
 
 
 def check_task(task: str, settings: Settings) -> str:
     if task is None or not str(task).strip():
-        raise InputError("the task is empty: say what to research, e.g. saturate research \"Who built the Eiffel Tower?\"")
+        raise InputError(
+            'the task is empty: say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
+        )
     task = " ".join(str(task).split())
     if len(task) > settings.task_max_chars:
         raise InputError(
@@ -89,8 +92,14 @@ def graph_for(kind: str | None, checkpointer=None):
     return build_multi_graph(checkpointer=checkpointer) if kind == "multi" else build_graph(checkpointer=checkpointer)
 
 
-def make_context(settings: Settings, home: Path, chat_model: Any = None, source: SearchSource | None = None,
-                 specs: list[dict] | None = None, sources: Mapping[str, SearchSource] | None = None) -> Context:
+def make_context(
+    settings: Settings,
+    home: Path,
+    chat_model: Any = None,
+    source: SearchSource | None = None,
+    specs: list[dict] | None = None,
+    sources: Mapping[str, SearchSource] | None = None,
+) -> Context:
     """The runtime context of a session: its source(s), chat model and page store.
 
     A multi-source session (``specs``) gets one source per spec, built from the
@@ -123,8 +132,15 @@ def run(graph, payload, thread_id: str, context: Context, stream_handler=None) -
     return graph.get_state(config(thread_id)).values
 
 
-def start(initial: dict, thread_id: str | None, home, chat_model: Any = None, source: SearchSource | None = None,
-          sources: Mapping[str, SearchSource] | None = None, stream_handler=None) -> tuple[str, dict]:
+def start(
+    initial: dict,
+    thread_id: str | None,
+    home,
+    chat_model: Any = None,
+    source: SearchSource | None = None,
+    sources: Mapping[str, SearchSource] | None = None,
+    stream_handler=None,
+) -> tuple[str, dict]:
     """Run a new session from its initial state to the end; (thread id, final values)."""
     home_path = home_dir(home)
     thread_id = thread_id or new_thread_id()
@@ -138,8 +154,14 @@ def start(initial: dict, thread_id: str | None, home, chat_model: Any = None, so
         return thread_id, run(graph, initial, thread_id, context, stream_handler)
 
 
-def resume(thread_id: str, home=None, chat_model: Any = None, source: SearchSource | None = None,
-           sources: Mapping[str, SearchSource] | None = None, stream_handler=None) -> dict:
+def resume(
+    thread_id: str,
+    home=None,
+    chat_model: Any = None,
+    source: SearchSource | None = None,
+    sources: Mapping[str, SearchSource] | None = None,
+    stream_handler=None,
+) -> dict:
     """Continue a session of either mode from its last completed step (a finished one is only read)."""
     home_path = home_dir(home)
     with open_checkpointer(home_path) as saver:
@@ -153,8 +175,10 @@ def resume(thread_id: str, home=None, chat_model: Any = None, source: SearchSour
             if kind == "multi":
                 provided = [spec["name"] for spec in state["sources"] if spec.get("provided")]
                 if provided and sources is None:
-                    raise InputError(f"thread {thread_id!r} searched sources passed from Python ({', '.join(provided)}); "
-                                     "pass them again: resume(thread, sources={name: source, ...})")
+                    raise InputError(
+                        f"thread {thread_id!r} searched sources passed from Python ({', '.join(provided)}); "
+                        "pass them again: resume(thread, sources={name: source, ...})"
+                    )
             settings = Settings.model_validate(state["settings"])
             model, notes = resolve_chat_model(settings, chat_model)
             if notes:
@@ -198,7 +222,9 @@ def list_sessions(home=None) -> list[dict]:
                     "task": v.get("task", ""),
                     # a multi-source session has no rounds: its source queries are counted
                     "rounds": len(v.get("queries") if kind == "multi" else v.get("records") or []),
-                    "status": "done" if v.get("result") else ("interrupted at " + ",".join(snap.next) if snap.next else "empty"),
+                    "status": "done"
+                    if v.get("result")
+                    else ("interrupted at " + ",".join(snap.next) if snap.next else "empty"),
                     "updated": snap.created_at,
                 }
             )

@@ -30,12 +30,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from typing_extensions import TypedDict
-
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 from saturate.graph.build import build_graph
+from saturate.graph.models import resolve_chat_model
+from saturate.graph.paths import home_dir
+from saturate.graph.session import check_task, make_context
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState, initial_state
 from saturate.state.settings import Settings, load_settings
@@ -45,12 +47,16 @@ from saturate.state.settings import Settings, load_settings
 class StudioContext:
     """What a Studio assistant may set per run (all optional)."""
 
-    home: str | None = None  # data directory: index/, cache.db, pages.db (default SATURATE_HOME or ~/.local/share/saturate)
+    home: str | None = (
+        None  # data directory: index/, cache.db, pages.db (default SATURATE_HOME or ~/.local/share/saturate)
+    )
 
 
 class StudioInput(TypedDict, total=False):
     task: str  # what to research
-    settings: dict[str, Any]  # overrides, e.g. {"max_rounds": 4, "novelty_threshold": 2.5, "corpus": "/path/corpus.jsonl"}
+    settings: dict[
+        str, Any
+    ]  # overrides, e.g. {"max_rounds": 4, "novelty_threshold": 2.5, "corpus": "/path/corpus.jsonl"}
 
 
 class StudioOutput(TypedDict, total=False):
@@ -68,10 +74,6 @@ _CACHE_SIZE = 8
 
 
 def _chat_model(settings: Settings):
-    try:  # the model layer may not exist in every checkout
-        from saturate.graph.models import resolve_chat_model
-    except ImportError:
-        return None
     model, _notes = resolve_chat_model(settings, None)
     return model
 
@@ -80,9 +82,6 @@ def context_for(settings: Settings, ctx: Any) -> Context:
     """The runtime context for a node: the caller's ``Context``, or one built from the settings (cached)."""
     if isinstance(ctx, Context):
         return ctx
-    from saturate.graph.paths import home_dir
-    from saturate.graph.session import make_context
-
     home = ctx.get("home") if isinstance(ctx, dict) else getattr(ctx, "home", None)
     home_path = home_dir(home)
     key = json.dumps([str(home_path), settings.model_dump()], sort_keys=True, default=str)
@@ -100,8 +99,6 @@ def complete_input(state: dict) -> dict:
     """The initial-state values a bare ``{"task", "settings"}`` input lacks ({} once they are there)."""
     if "rng" in state:
         return {}
-    from saturate.graph.session import check_task
-
     settings = load_settings(dict(state.get("settings") or {}))
     return dict(initial_state(check_task(state.get("task", ""), settings), settings))
 

@@ -29,14 +29,26 @@ import json
 import os
 from typing import Any
 
+from langgraph.graph import START
+
 from saturate.graph.api import resume
+from saturate.graph.build import build_graph
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, config, open_checkpointer
-from saturate.graph.build import build_graph
+from saturate.sources import make_source
 from saturate.state.records import AgentResult
 from saturate.state.settings import Settings, SettingsError
 
-FALLBACK_WRITER = "compress"  # whose conditional edge routes to plan_query when the round was accepted
+_BUILDER = build_graph().builder
+# the node each round starts with (START's edge), and the round node whose router leads back to it (used as
+# update_state's as_node when the writer of a fork point is not recorded): both read from the graph
+ROUND_ENTRY = dict(_BUILDER.edges)[START]
+FALLBACK_WRITER = next(
+    name
+    for name, branches in _BUILDER.branches.items()
+    if _BUILDER.nodes[name].metadata.get("part") == "round"
+    and any(ROUND_ENTRY in (b.ends or {}).values() for b in branches.values())
+)
 
 
 def branch(graph, thread_id: str) -> list:
@@ -67,7 +79,7 @@ def _node_of(snap, parent) -> str:
 
 def fork_round_of(snap) -> int | None:
     """N when this checkpoint is the start of round N+1 (a fork point), else None."""
-    if tuple(snap.next) == ("plan_query",) and snap.values:
+    if tuple(snap.next) == (ROUND_ENTRY,) and snap.values:
         return int(snap.values.get("round") or 0)
     return None
 
@@ -178,7 +190,9 @@ def fork(
             recs = snaps[-1].values.get("records") or []
             last = next((r for r in recs if r["round"] == round), None)
             if last is not None:
-                why = f"round {round} ended the session ({last.get('decision')}), so no round {round + 1} starts from it"
+                why = (
+                    f"round {round} ended the session ({last.get('decision')}), so no round {round + 1} starts from it"
+                )
             else:
                 why = f"the session has no round {round}"
             valid = ", ".join(str(n) for n in sorted(points)) or "none"
@@ -190,8 +204,6 @@ def fork(
         old = Settings.model_validate(point.values["settings"])
         new, changes = validate_changes(old, overrides, round)
         if source is None:  # a missing corpus etc. fails here, before the new thread exists
-            from saturate.sources import make_source
-
             make_source(new, home_path)
         point_id = point.config["configurable"]["checkpoint_id"]
         try:
@@ -229,7 +241,10 @@ def _writer(snaps: list, i: int) -> str:
 
 def _copy_chain(saver, src: str, dst: str, upto_id: str) -> None:
     """Copy the checkpoints from the thread's start to ``upto_id`` (and their pending writes) into ``dst``."""
-    tuples = {t.config["configurable"]["checkpoint_id"]: t for t in saver.list({"configurable": {"thread_id": src, "checkpoint_ns": ""}})}
+    tuples = {
+        t.config["configurable"]["checkpoint_id"]: t
+        for t in saver.list({"configurable": {"thread_id": src, "checkpoint_ns": ""}})
+    }
     chain, cur = [], tuples.get(upto_id)
     while cur is not None:
         chain.append(cur)
@@ -237,7 +252,13 @@ def _copy_chain(saver, src: str, dst: str, upto_id: str) -> None:
         cur = tuples.get(parent)
     parent_id = None
     for tup in reversed(chain):
-        cfg = {"configurable": {"thread_id": dst, "checkpoint_ns": "", **({"checkpoint_id": parent_id} if parent_id else {})}}
+        cfg = {
+            "configurable": {
+                "thread_id": dst,
+                "checkpoint_ns": "",
+                **({"checkpoint_id": parent_id} if parent_id else {}),
+            }
+        }
         meta = {**(tup.metadata or {}), "copied_from": src}
         saved = saver.put(cfg, tup.checkpoint, meta, tup.checkpoint.get("channel_versions", {}))
         cid = saved["configurable"]["checkpoint_id"]

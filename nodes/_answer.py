@@ -92,7 +92,9 @@ def answer_task(task: str, results: list[dict], pages: dict[str, str], model, us
         by_n: dict[int, list[str]] = {}
         for n, text in texts:
             by_n.setdefault(n, []).append(text)
-        block = "\n".join(f"[{s.n}] {s.title} ({s.url})\n{clip(' '.join(by_n.get(s.n, [])), SOURCE_CHARS)}" for s in sources)
+        block = "\n".join(
+            f"[{s.n}] {s.title} ({s.url})\n{clip(' '.join(by_n.get(s.n, [])), SOURCE_CHARS)}" for s in sources
+        )
         try:
             reply = usage.call(model, DECIDE, task=task, sources=block).text
             answer, removed = check_citations(reply, set(number.values()))

@@ -8,7 +8,8 @@ seconds, ``DeadlineExceeded`` is raised and its eventual result is discarded
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class DeadlineExceeded(TimeoutError):

@@ -87,7 +87,9 @@ _NOT_NAMES = frozenset(
 _MIDDLE_INITIAL = re.compile(r"\b([A-Z][a-z]+) ([A-Z])\. (?=[A-Z][a-z])")
 _FIRST_INITIAL = re.compile(r"(?<![\w.])([A-Z])\. (?=[A-Z][a-z]+ [A-Z])")
 _ACRONYM = re.compile(r"^[A-Z]{2,6}$")
-_LIFESPAN = re.compile(r"^\s*\(\s*(?:born|b\.)\s|^\s*\((?:[^()]*?\b)?\d{3,4}\s*(?:–|—|--|-)\s*(?:[^()]*?\b)?\d{2,4}\s*\)")
+_LIFESPAN = re.compile(
+    r"^\s*\(\s*(?:born|b\.)\s|^\s*\((?:[^()]*?\b)?\d{3,4}\s*(?:–|—|--|-)\s*(?:[^()]*?\b)?\d{2,4}\s*\)"
+)
 _COPULA_OCCUPATION = re.compile(
     rf"^\s*(?:\([^)]*\)\s*)?,?\s*(?:is|was)\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,4}}?(?:{_OCCUPATIONS})s?\b",
     re.IGNORECASE,
@@ -125,22 +127,35 @@ def _sentence_entities(sentence: str) -> list[Entity]:
     for m in NAME_PHRASE.finditer(sentence):
         words = m.group(0).strip(" .-'’").split()
         title = words[0].lower().rstrip(".") + ("." if words[0].endswith(".") else "") if words else ""
-        after_title = (bool(words) and (words[0].lower() in _TITLES or title in _TITLES) and len(words) >= 2
-                       and words[1].lower() not in _JOINERS)  # "President of South Korea" is an office, not a name
+        after_title = (
+            bool(words)
+            and (words[0].lower() in _TITLES or title in _TITLES)
+            and len(words) >= 2
+            and words[1].lower() not in _JOINERS
+        )  # "President of South Korea" is an office, not a name
         if after_title:
             words = words[1:]
         words = _clean_phrase(words)
         name = " ".join(words)
-        if (not name or len(name) > 60 or name in taken or any(name in t for t in taken)
-                or (len(words) == 1 and (name.lower() in _TITLES or name.lower() in _NOT_NAMES))):
+        if (
+            not name
+            or len(name) > 60
+            or name in taken
+            or any(name in t for t in taken)
+            or (len(words) == 1 and (name.lower() in _TITLES or name.lower() in _NOT_NAMES))
+        ):
             continue
         lowered = {w.lower().strip(",.") for w in words}
-        rest = sentence[m.end():]
+        rest = sentence[m.end() :]
         if len(words) == 1 and _ACRONYM.match(name) or lowered & _ORG_WORDS:
             kind = "organisation"
         elif after_title and len(words) <= 4:
             kind = "person"
-        elif 2 <= len(words) <= 4 and not lowered & {"of", "the"} and (_LIFESPAN.match(rest) or _COPULA_OCCUPATION.match(rest)):
+        elif (
+            2 <= len(words) <= 4
+            and not lowered & {"of", "the"}
+            and (_LIFESPAN.match(rest) or _COPULA_OCCUPATION.match(rest))
+        ):
             kind = "person"
         elif any(c.isdigit() for c in name) and not any(c.isalpha() for c in name):
             continue  # a bare number (a year, a count) is no name

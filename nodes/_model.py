@@ -26,7 +26,7 @@ _INT = re.compile(r"-?\d+")
 _JSON_OBJ = re.compile(r"\{.*\}", re.DOTALL)
 MAX_QUERY_CHARS = 300  # a query a model writes is cut here (plans, gap queries, loop decisions)
 
-PROMPTS: dict[str, "Prompt"] = {}
+PROMPTS: dict[str, Prompt] = {}
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,10 @@ def relevance_weights(task: str, results: list[dict]) -> list[float]:
     n = len(results)
     df = {t: sum(1 for ts in tsets if t in ts) for t in task_terms}
     idf = {t: math.log(1 + n / df[t]) for t in task_terms if df[t]}
-    return [(0.1 + sum(idf.get(t, 0.0) for t in task_terms & ts)) / (1 + POSITION_DECAY * pos) for pos, ts in enumerate(tsets)]
+    return [
+        (0.1 + sum(idf.get(t, 0.0) for t in task_terms & ts)) / (1 + POSITION_DECAY * pos)
+        for pos, ts in enumerate(tsets)
+    ]
 
 
 def on_topic_floor(weights: list[float]) -> float:
@@ -78,7 +81,7 @@ def salient_phrases(task: str, results: list[dict], used_terms: set[str]) -> lis
     shown: dict[str, str] = {}  # lower-cased key -> the name as first written
     # words written capitalised somewhere other than a sentence start: those are names
     inner_caps = {m.group(1) for t in texts for m in re.finditer(r"[^.!?:\s]\s+([A-Z][\w'’-]+)", t)}
-    for pos, (text, weight) in enumerate(zip(texts, relevance_weights(task, results))):
+    for text, weight in zip(texts, relevance_weights(task, results)):
         found = sorted([*NAME_PHRASE.finditer(text), *_LONG_NUMBER.finditer(text)], key=lambda m: m.start())
         for k, m in enumerate(found):
             words = [re.sub(r"['’]s$", "", w) for w in m.group(0).strip(" .-'’").split()]  # Sun's → Sun

@@ -28,14 +28,19 @@ class Answer:
     timed_out: bool = False
 
 
-def ask(source, name: str, query: str, k: int, seen: Collection[str], exclude_seen: bool,
-        timeout: float | None = None) -> Answer:
+def ask(
+    source, name: str, query: str, k: int, seen: Collection[str], exclude_seen: bool, timeout: float | None = None
+) -> Answer:
     """One query to ``source`` (``name`` for error messages); never raises for a failed search."""
     want = min(MAX_FETCH, k + len(seen)) if exclude_seen else k
     answer = Answer()
     raw: list[dict] = []
     try:
-        got = source.search(query, want) if timeout is None else call_with_deadline(source.search, query, want, timeout=timeout)
+        got = (
+            source.search(query, want)
+            if timeout is None
+            else call_with_deadline(source.search, query, want, timeout=timeout)
+        )
         raw = [r.model_dump() if hasattr(r, "model_dump") else dict(r) for r in got]
     except DeadlineExceeded as exc:
         answer.timed_out = True

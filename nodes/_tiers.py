@@ -15,37 +15,99 @@ import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
-
 from saturate.state.records import Tier
 
 # Suffixes of official bodies: any domain under them is primary.
-PRIMARY_SUFFIXES = ("gov", "mil", "int", "edu", "gov.uk", "ac.uk", "nhs.uk", "gouv.fr", "gob.es", "gv.at", "gov.au",
-                    "edu.au", "gc.ca", "europa.eu", "bund.de", "admin.ch")
+PRIMARY_SUFFIXES = (
+    "gov",
+    "mil",
+    "int",
+    "edu",
+    "gov.uk",
+    "ac.uk",
+    "nhs.uk",
+    "gouv.fr",
+    "gob.es",
+    "gv.at",
+    "gov.au",
+    "edu.au",
+    "gc.ca",
+    "europa.eu",
+    "bund.de",
+    "admin.ch",
+)
 DEFAULT_TIERS: dict[str, Tier] = {
     # official bodies and peer-reviewed venues
-    "who.int": "primary", "un.org": "primary", "worldbank.org": "primary", "imf.org": "primary", "oecd.org": "primary",
-    "nature.com": "primary", "science.org": "primary", "sciencedirect.com": "primary", "springer.com": "primary",
-    "wiley.com": "primary", "thelancet.com": "primary", "nejm.org": "primary", "bmj.com": "primary",
-    "plos.org": "primary", "frontiersin.org": "primary", "mdpi.com": "primary", "acm.org": "primary",
-    "ieee.org": "primary", "jstor.org": "primary", "cell.com": "primary", "pnas.org": "primary",
-    "oup.com": "primary", "cambridge.org": "primary", "tandfonline.com": "primary", "sagepub.com": "primary",
+    "who.int": "primary",
+    "un.org": "primary",
+    "worldbank.org": "primary",
+    "imf.org": "primary",
+    "oecd.org": "primary",
+    "nature.com": "primary",
+    "science.org": "primary",
+    "sciencedirect.com": "primary",
+    "springer.com": "primary",
+    "wiley.com": "primary",
+    "thelancet.com": "primary",
+    "nejm.org": "primary",
+    "bmj.com": "primary",
+    "plos.org": "primary",
+    "frontiersin.org": "primary",
+    "mdpi.com": "primary",
+    "acm.org": "primary",
+    "ieee.org": "primary",
+    "jstor.org": "primary",
+    "cell.com": "primary",
+    "pnas.org": "primary",
+    "oup.com": "primary",
+    "cambridge.org": "primary",
+    "tandfonline.com": "primary",
+    "sagepub.com": "primary",
     # wire services
-    "reuters.com": "wire", "apnews.com": "wire", "afp.com": "wire", "bloomberg.com": "wire", "dpa.com": "wire",
-    "efe.com": "wire", "ansa.it": "wire", "pa.media": "wire", "upi.com": "wire", "xinhuanet.com": "wire",
+    "reuters.com": "wire",
+    "apnews.com": "wire",
+    "afp.com": "wire",
+    "bloomberg.com": "wire",
+    "dpa.com": "wire",
+    "efe.com": "wire",
+    "ansa.it": "wire",
+    "pa.media": "wire",
+    "upi.com": "wire",
+    "xinhuanet.com": "wire",
     # trade / specialist press and reference works with editorial control
-    "britannica.com": "trade", "nationalgeographic.com": "trade", "scientificamerican.com": "trade",
-    "newscientist.com": "trade", "space.com": "trade", "arstechnica.com": "trade", "wired.com": "trade",
-    "techcrunch.com": "trade", "theverge.com": "trade", "economist.com": "trade", "ft.com": "trade",
-    "wsj.com": "trade", "nytimes.com": "trade", "theguardian.com": "trade", "bbc.co.uk": "trade", "bbc.com": "trade",
-    "statnews.com": "trade", "healthline.com": "trade", "mayoclinic.org": "trade", "webmd.com": "trade",
-    "variety.com": "trade", "hollywoodreporter.com": "trade", "billboard.com": "trade", "espn.com": "trade",
-    "imdb.com": "trade", "history.com": "trade", "smithsonianmag.com": "trade",
+    "britannica.com": "trade",
+    "nationalgeographic.com": "trade",
+    "scientificamerican.com": "trade",
+    "newscientist.com": "trade",
+    "space.com": "trade",
+    "arstechnica.com": "trade",
+    "wired.com": "trade",
+    "techcrunch.com": "trade",
+    "theverge.com": "trade",
+    "economist.com": "trade",
+    "ft.com": "trade",
+    "wsj.com": "trade",
+    "nytimes.com": "trade",
+    "theguardian.com": "trade",
+    "bbc.co.uk": "trade",
+    "bbc.com": "trade",
+    "statnews.com": "trade",
+    "healthline.com": "trade",
+    "mayoclinic.org": "trade",
+    "webmd.com": "trade",
+    "variety.com": "trade",
+    "hollywoodreporter.com": "trade",
+    "billboard.com": "trade",
+    "espn.com": "trade",
+    "imdb.com": "trade",
+    "history.com": "trade",
+    "smithsonianmag.com": "trade",
 }
 
 
 @functools.lru_cache(maxsize=1)
 def _extractor():
-    import tldextract
+    import tldextract  # imported on first use: only claims need registrable domains
 
     # the bundled public-suffix snapshot: no network at run time
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
@@ -77,9 +139,15 @@ def _tier_table(path: str | None, stamp: int | None) -> dict[str, str]:
             extra = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"source_tiers file {path}: {exc}") from None
-        bad = {d: t for d, t in extra.items() if t not in ("primary", "wire", "trade", "other")} if isinstance(extra, dict) else extra
+        bad = (
+            {d: t for d, t in extra.items() if t not in ("primary", "wire", "trade", "other")}
+            if isinstance(extra, dict)
+            else extra
+        )
         if bad:
-            raise ValueError(f"source_tiers file {path}: expected {{domain: primary|wire|trade|other}}, bad entries {bad}")
+            raise ValueError(
+                f"source_tiers file {path}: expected {{domain: primary|wire|trade|other}}, bad entries {bad}"
+            )
         table.update({d.lower(): t for d, t in extra.items()})
     return table
 

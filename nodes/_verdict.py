@@ -42,8 +42,14 @@ class VerifyRules:
     date_window_days: int = 730
 
     @classmethod
-    def from_settings(cls, s: Settings) -> "VerifyRules":
-        return cls(s.verify_threshold, s.verify_min_sources, s.verify_margin, s.verify_partial_weight, s.verify_date_window_days)
+    def from_settings(cls, s: Settings) -> VerifyRules:
+        return cls(
+            s.verify_threshold,
+            s.verify_min_sources,
+            s.verify_margin,
+            s.verify_partial_weight,
+            s.verify_date_window_days,
+        )
 
 
 @dataclass
@@ -65,8 +71,9 @@ def _date(h: EvidenceHit) -> date | None:
         return None
 
 
-def decide_from_history(task: str, history: list[EvidenceHit | dict], attempts: int, max_attempts: int,
-                        rules: VerifyRules | None = None) -> Verdict:
+def decide_from_history(
+    task: str, history: list[EvidenceHit | dict], attempts: int, max_attempts: int, rules: VerifyRules | None = None
+) -> Verdict:
     rules = rules or VerifyRules()
     hits = [h if isinstance(h, EvidenceHit) else EvidenceHit.model_validate(h) for h in history]
     relevant = [h for h in hits if h.stance != "irrelevant"]
@@ -78,7 +85,9 @@ def decide_from_history(task: str, history: list[EvidenceHit | dict], attempts: 
         for h in relevant:
             d = _date(h)
             if d and abs((d - median).days) > rules.date_window_days:
-                excluded.append(f"{h.url}: dated {d}, more than {rules.date_window_days} days from the evidence's median {median}")
+                excluded.append(
+                    f"{h.url}: dated {d}, more than {rules.date_window_days} days from the evidence's median {median}"
+                )
             else:
                 aligned.append(h)
         relevant = aligned
@@ -98,16 +107,25 @@ def decide_from_history(task: str, history: list[EvidenceHit | dict], attempts: 
     def sufficient(weight: float, domains: list[str]) -> bool:
         return weight >= rules.threshold and len(domains) >= rules.min_sources
 
-    tally = (f"support {support:g} from {len(s_dom)} source(s), refute {refute:g} from {len(r_dom)} "
-             f"(needs {rules.threshold:g} from {rules.min_sources} independent sources, winning by {rules.margin:g}x)")
-    out = dict(support=support, refute=refute, support_domains=s_dom, refute_domains=r_dom, counted=counted, excluded=excluded)
+    tally = (
+        f"support {support:g} from {len(s_dom)} source(s), refute {refute:g} from {len(r_dom)} "
+        f"(needs {rules.threshold:g} from {rules.min_sources} independent sources, winning by {rules.margin:g}x)"
+    )
+    out = dict(
+        support=support, refute=refute, support_domains=s_dom, refute_domains=r_dom, counted=counted, excluded=excluded
+    )
     if sufficient(support, s_dom) and support >= rules.margin * refute:
         return Verdict("True", f"support clearly wins: {tally}", **out)
     if sufficient(refute, r_dom) and refute >= rules.margin * support:
         return Verdict("False", f"refute clearly wins: {tally}", **out)
     conflict = sufficient(support, s_dom) or sufficient(refute, r_dom)
     if attempts < max_attempts:
-        return Verdict(NEED_MORE_SEARCH, f"attempt {attempts} of {max_attempts}: {'conflicting evidence' if conflict else 'not enough evidence'}; {tally}", **out)
+        return Verdict(
+            NEED_MORE_SEARCH,
+            f"attempt {attempts} of {max_attempts}: "
+            f"{'conflicting evidence' if conflict else 'not enough evidence'}; {tally}",
+            **out,
+        )
     why = "evidence conflicts" if conflict else "the threshold was never reached"
     return Verdict("Invalid", f"{why} after {attempts} attempt(s): {tally}", **out)
 
@@ -127,7 +145,9 @@ def extractive_proof(claim: str, verdict: Verdict) -> str:
             lines += ["", f"{label}:"]
             for h in side:
                 partial = " (partial)" if h.stance == "partial" else ""
-                lines.append(f'- [{h.title or h.domain}]({h.url}) — {h.domain}, {h.tier} {h.weight:g}{partial}: "{h.excerpt}"')
+                lines.append(
+                    f'- [{h.title or h.domain}]({h.url}) — {h.domain}, {h.tier} {h.weight:g}{partial}: "{h.excerpt}"'
+                )
     if verdict.excluded:
         lines += ["", "Not counted (time alignment):"] + [f"- {e}" for e in verdict.excluded]
     return "\n".join(lines)
@@ -160,14 +180,19 @@ PROOF = Prompt(
 )
 
 
-def write_proof(claim: str, verdict: Verdict, history: list[EvidenceHit], model, usage: ModelUsage,
-                notes: list[str]) -> tuple[str, str]:
+def write_proof(
+    claim: str, verdict: Verdict, history: list[EvidenceHit], model, usage: ModelUsage, notes: list[str]
+) -> tuple[str, str]:
     """(proof, method): the chat model's when it passes ``check_proof``, else the extractive one (noted)."""
     proof, method = extractive_proof(claim, verdict), "extractive"
     if model is not None and verdict.counted:
-        block = "\n".join(f"- {h.url} ({h.stance}, {h.tier} {h.weight:g}): {clip(h.text, 600)}" for h in verdict.counted)
+        block = "\n".join(
+            f"- {h.url} ({h.stance}, {h.tier} {h.weight:g}): {clip(h.text, 600)}" for h in verdict.counted
+        )
         try:
-            text = usage.call(model, PROOF, claim=claim, verdict=verdict.outcome, reason=verdict.reason, evidence=block).text
+            text = usage.call(
+                model, PROOF, claim=claim, verdict=verdict.outcome, reason=verdict.reason, evidence=block
+            ).text
             problems = check_proof(text, history)
             if problems:
                 notes.append(f"model proof rejected ({'; '.join(problems[:3])}): extractive proof used")

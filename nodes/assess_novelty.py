@@ -74,7 +74,10 @@ def session_novelty(
 
 def task_cover(results: dict[str, dict], task_terms: set[str]) -> int:
     """The most task terms any accepted result contains."""
-    return max((len(task_terms & term_set(f"{r.get('title', '')} {r.get('snippet', '')}")) for r in results.values()), default=0)
+    return max(
+        (len(task_terms & term_set(f"{r.get('title', '')} {r.get('snippet', '')}")) for r in results.values()),
+        default=0,
+    )
 
 
 def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dict]:
@@ -155,7 +158,8 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
         model_calls=cur.get("model_calls", 0) + rec["model_calls"],
         model_calls_by_node={**cur.get("model_calls_by_node", {}), **rec["model_calls_by_node"]},
         model_tokens={k: cur.get("model_tokens", {}).get(k, 0) + rec["model_tokens"].get(k, 0) for k in ("in", "out")}
-        if rec["model_calls"] or cur.get("model_tokens") else {},
+        if rec["model_calls"] or cur.get("model_tokens")
+        else {},
         durations_ms={**cur.get("durations_ms", {}), "novelty": round((time.perf_counter() - t0) * 1000, 3)},
     )
     return {"current": cur}

@@ -95,7 +95,9 @@ def compress(state: ResearchState, runtime: Runtime[Context]) -> dict:
         model = runtime.context.chat_model if runtime.context else None
         if model is not None:
             try:
-                reply = usage.call(model, COMPRESS, task=state["task"], knowledge=knowledge, results="\n".join(bodies(fresh))).text
+                reply = usage.call(
+                    model, COMPRESS, task=state["task"], knowledge=knowledge, results="\n".join(bodies(fresh))
+                ).text
                 new_knowledge, method = clip_lines(reply, cap), "model"
                 if not new_knowledge.strip():
                     fallbacks.append("model returned an empty merge; used extractive merge")

@@ -7,6 +7,7 @@ model or heuristic), tier and weight (``_tiers``) — and the decision rule
 (``_verdict``) answers True / False / Invalid with a checked proof, or sends the
 session back for more search while attempts remain.
 """
+
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
@@ -23,8 +24,14 @@ from saturate.state.settings import Settings
 from saturate.state.text import clip
 
 
-def evidence_hits(state: ResearchState, runtime: Runtime[Context], settings: Settings, attempt: int,
-                  usage: ModelUsage, notes: list[str]) -> list[EvidenceHit]:
+def evidence_hits(
+    state: ResearchState,
+    runtime: Runtime[Context],
+    settings: Settings,
+    attempt: int,
+    usage: ModelUsage,
+    notes: list[str],
+) -> list[EvidenceHit]:
     """New evidence: accepted results not judged in an earlier attempt, with stance, tier and weight."""
     claim = state["task"]
     known = {h["url"] for h in state.get("evidence") or []}
@@ -55,11 +62,22 @@ def evidence_hits(state: ResearchState, runtime: Runtime[Context], settings: Set
         stance, excerpt, reason = judged or heuristic_stance(claim, text)
         domain = registrable_domain(r["url"])
         tier, why = tier_of(domain, claim, table)
-        hits.append(EvidenceHit(
-            url=r["url"], title=r.get("title", ""), pub_date=r.get("pub_date"), excerpt=clip(excerpt, 400) if len(excerpt) > 400 else excerpt,
-            text=text[:4000], stance=stance, stance_by=by, stance_reason=reason, domain=domain, tier=tier,
-            weight=settings.tier_weights[tier], attempt=attempt,
-        ))
+        hits.append(
+            EvidenceHit(
+                url=r["url"],
+                title=r.get("title", ""),
+                pub_date=r.get("pub_date"),
+                excerpt=clip(excerpt, 400) if len(excerpt) > 400 else excerpt,
+                text=text[:4000],
+                stance=stance,
+                stance_by=by,
+                stance_reason=reason,
+                domain=domain,
+                tier=tier,
+                weight=settings.tier_weights[tier],
+                attempt=attempt,
+            )
+        )
     return hits
 
 
@@ -85,13 +103,21 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
     history = [EvidenceHit.model_validate(h) for h in state.get("evidence") or []]
     full_text(history, state, runtime)  # the checkpoint keeps only a short text per hit
     history += new
-    verdict = decide_from_history(claim, history, attempt, settings.verify_max_attempts, VerifyRules.from_settings(settings))
+    verdict = decide_from_history(
+        claim, history, attempt, settings.verify_max_attempts, VerifyRules.from_settings(settings)
+    )
     # full page texts stay out of the checkpoint: a hit keeps its excerpt and a snippet-sized text
-    update: dict = {"evidence": [h.model_copy(update={"text": clip(h.text, CHECKPOINT_TEXT_CHARS)}).model_dump() for h in new],
-                    "attempts": attempt}
+    update: dict = {
+        "evidence": [h.model_copy(update={"text": clip(h.text, CHECKPOINT_TEXT_CHARS)}).model_dump() for h in new],
+        "attempts": attempt,
+    }
     if verdict.outcome == NEED_MORE_SEARCH:
-        return {**update, "attempt_start": state.get("round", 0), "result": None,
-                "notes": [f"attempt {attempt}: need more search — {verdict.reason}"] + notes}
+        return {
+            **update,
+            "attempt_start": state.get("round", 0),
+            "result": None,
+            "notes": [f"attempt {attempt}: need more search — {verdict.reason}"] + notes,
+        }
     proof, method = write_proof(claim, verdict, history, runtime.context.chat_model, usage, notes)
     records = state.get("records") or []
     result = AgentResult(
@@ -99,8 +125,10 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
         task=claim,
         answer=f"{verdict.outcome}: {verdict.reason}",
         proof=proof,
-        sources=[SourceRef(n=i + 1, url=h.url, title=h.title, pub_date=h.pub_date, excerpt=h.excerpt)
-                 for i, h in enumerate(verdict.counted)],
+        sources=[
+            SourceRef(n=i + 1, url=h.url, title=h.title, pub_date=h.pub_date, excerpt=h.excerpt)
+            for i, h in enumerate(verdict.counted)
+        ],
         stop_reason=f"{records[-1].get('decision', '')}: {records[-1].get('reason', '')}" if records else "",
         rounds=len(records),
         debug={
@@ -146,7 +174,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "answer": answered.method,
             "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
             "model_tokens": {
-                k: sum((r.get("model_tokens") or {}).get(k, 0) for r in records) + (usage.tokens_in if k == "in" else usage.tokens_out)
+                k: sum((r.get("model_tokens") or {}).get(k, 0) for r in records)
+                + (usage.tokens_in if k == "in" else usage.tokens_out)
                 for k in ("in", "out")
             },
             "errors": errors,

@@ -42,7 +42,13 @@ def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:
         ov = round(overlap(f"{res.get('title', '')} {res.get('snippet', '')}", known), 3)
         entry = {"url": res["url"], "overlap": ov}
         if ov > settings.enrich_overlap_max:
-            log.append({**entry, "status": "skipped", "reason": f"overlap {ov} > enrich_overlap_max {settings.enrich_overlap_max}"})
+            log.append(
+                {
+                    **entry,
+                    "status": "skipped",
+                    "reason": f"overlap {ov} > enrich_overlap_max {settings.enrich_overlap_max}",
+                }
+            )
             continue
         t0 = time.perf_counter()
         try:
@@ -50,23 +56,34 @@ def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:
         except Exception as exc:  # a broken or refused page is recorded, the others still get fetched
             status = getattr(exc, "fetch_status", None)
             log.append(
-                {**entry, "status": status if status in ("refused", "error") else "error", "reason": error_text(exc),
-                 "ms": round((time.perf_counter() - t0) * 1000, 3)}
+                {
+                    **entry,
+                    "status": status if status in ("refused", "error") else "error",
+                    "reason": error_text(exc),
+                    "ms": round((time.perf_counter() - t0) * 1000, 3),
+                }
             )
             fetched += 1
             continue
         meta = _fetch_meta(text, res["url"])
         text = str(text or "")
         if len(text) > settings.page_max_chars:
-            meta.setdefault("notes", []).append(f"text cut to page_max_chars {settings.page_max_chars} (of {len(text)})")
+            meta.setdefault("notes", []).append(
+                f"text cut to page_max_chars {settings.page_max_chars} (of {len(text)})"
+            )
             text = text[: settings.page_max_chars]
         stored = runtime.context.pages is not None
         if stored:
             runtime.context.pages.put(res["url"], text)
         fetched += 1
         log.append(
-            {**entry, "status": "stored" if stored else "fetched", "chars": len(text),
-             "ms": round((time.perf_counter() - t0) * 1000, 3), **meta}
+            {
+                **entry,
+                "status": "stored" if stored else "fetched",
+                "chars": len(text),
+                "ms": round((time.perf_counter() - t0) * 1000, 3),
+                **meta,
+            }
         )
     return {"pages": log}
 

@@ -16,6 +16,7 @@ edge after it (``graph.build.route_after_gate``) then only reads it.
 from __future__ import annotations
 
 import time
+
 from langgraph.runtime import Runtime
 
 from saturate.state.context import Context
@@ -46,7 +47,13 @@ def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[
             u,
             rng,
         )
-    return "stop", f"novelty {score:g} < threshold {settings.novelty_threshold:g} (draw {u:.3f} >= epsilon {settings.novelty_epsilon:g})", u, rng
+    return (
+        "stop",
+        f"novelty {score:g} < threshold {settings.novelty_threshold:g} "
+        f"(draw {u:.3f} >= epsilon {settings.novelty_epsilon:g})",
+        u,
+        rng,
+    )
 
 
 def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
@@ -82,5 +89,7 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         errors=cur.get("errors", []),
         fallbacks=cur.get("fallbacks", []),
     ).model_dump()
-    runtime.stream_writer({"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode})  # live progress (stream_mode "custom")
+    runtime.stream_writer(
+        {"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode}
+    )  # live progress (stream_mode "custom")
     return {"current": cur, "rng": rng, "records": [record]}

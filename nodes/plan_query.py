@@ -59,7 +59,9 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
         query, planner = "", ""
         if model is not None:
             try:
-                reply = usage.call(model, GAP_QUERY, task=task, knowledge=state.get("knowledge", ""), earlier="\n".join(earlier))
+                reply = usage.call(
+                    model, GAP_QUERY, task=task, knowledge=state.get("knowledge", ""), earlier="\n".join(earlier)
+                )
                 line = first_line(reply.text)[:MAX_QUERY_CHARS]
                 if line and line.lower() not in seen:
                     query, planner = line, "model"

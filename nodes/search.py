@@ -70,6 +70,18 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
         durations_ms={**cur.get("durations_ms", {}), "search": round((time.perf_counter() - t0) * 1000, 3)},
     )
     if retry:
-        cur["fallbacks"] = cur.get("fallbacks", []) + [f"round 1 under quality floor ({settings.search_quality_floor} chars): retried as {retry!r}"]
-    runtime.stream_writer({"event": "search", "round": cur["round"], "query": cur["query"], "source": cur["source"], "total": cur["total"], "new": cur["new"], "errors": len(errors)})  # live progress (stream_mode "custom")
+        cur["fallbacks"] = cur.get("fallbacks", []) + [
+            f"round 1 under quality floor ({settings.search_quality_floor} chars): retried as {retry!r}"
+        ]
+    runtime.stream_writer(
+        {
+            "event": "search",
+            "round": cur["round"],
+            "query": cur["query"],
+            "source": cur["source"],
+            "total": cur["total"],
+            "new": cur["new"],
+            "errors": len(errors),
+        }
+    )  # live progress (stream_mode "custom")
     return {"current": cur, "round": cur["round"], "queries": queries}

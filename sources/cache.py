@@ -15,10 +15,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from saturate.sources.sqlite_file import connect
 from saturate.state.context import SearchSource
 from saturate.state.records import SearchResult
-
-from saturate.sources.sqlite_file import connect
 
 
 def cache_key(source: str, query: str, k: int, params: dict | None = None) -> str:

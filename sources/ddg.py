@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from saturate.sources.extract import defuse, main_text
-from saturate.sources.fetch import FetchError, FetchedText, fetch_page
+from saturate.sources.fetch import FetchedText, FetchError, fetch_page
 from saturate.state.context import SearchError
 from saturate.state.records import SearchResult
 from saturate.state.text import clip
@@ -119,7 +119,7 @@ class DuckDuckGoSource:
         self._fetcher = fetcher
 
     @classmethod
-    def from_settings(cls, settings: Any, **kwargs: Any) -> "DuckDuckGoSource":
+    def from_settings(cls, settings: Any, **kwargs: Any) -> DuckDuckGoSource:
         """A source configured by a ``Settings`` (ddg_*, search_retries*, fetch_*); kwargs win."""
         options = dict(
             region=settings.ddg_region,
@@ -138,7 +138,12 @@ class DuckDuckGoSource:
     @property
     def params(self) -> dict:
         """The settings that change what a query returns (part of the cache key)."""
-        return {"region": self.region, "safesearch": self.safesearch, "timelimit": self.timelimit, "backend": self.backend}
+        return {
+            "region": self.region,
+            "safesearch": self.safesearch,
+            "timelimit": self.timelimit,
+            "backend": self.backend,
+        }
 
     def search(self, query: str, k: int) -> list[SearchResult]:
         if not query.strip() or k <= 0:
@@ -164,7 +169,12 @@ class DuckDuckGoSource:
                     delay = backoff_delay(attempt - 1, self.retry_base_s, self._jitter())
                     log.warning(
                         "ddg search %r attempt %d/%d failed (%s: %s); retrying in %.2fs",
-                        clip(query, 200), attempt, self.retries + 1, type(err).__name__, err, delay,
+                        clip(query, 200),
+                        attempt,
+                        self.retries + 1,
+                        type(err).__name__,
+                        err,
+                        delay,
                     )
                     self._sleep(delay)
                     continue

@@ -55,10 +55,8 @@ def main_text(body: str, content_type: str = "text/html", url: str | None = None
 
 
 def _trafilatura(body: str, url: str | None) -> str:
-    try:
-        import trafilatura
-    except ImportError:  # pragma: no cover - a declared dependency; the fallback still works
-        return ""
+    import trafilatura  # heavy (~0.3 s with its lxml/justext stack): imported when the first page is read
+
     try:
         out = trafilatura.extract(
             body,
@@ -78,10 +76,8 @@ def _trafilatura(body: str, url: str | None) -> str:
 
 def fallback_text(body: str) -> str:
     """Readability-style text: <main>/<article> (else <body>) without boilerplate elements."""
-    try:
-        from lxml import etree, html
-    except ImportError:  # pragma: no cover - lxml comes with trafilatura and ddgs
-        return re.sub(r"<[^>]+>", " ", body)
+    from lxml import etree, html  # imported when needed, like trafilatura (lxml comes with it)
+
     try:
         doc = html.fromstring(body)
     except (etree.ParserError, ValueError):

@@ -26,7 +26,9 @@ from saturate.state.source_spec import SourceSpec, default_name, resolve
 DDG_TIMEOUT_S = 10  # ddgs' own per-request timeout (retries are counted by search_retries)
 
 
-def open_source(kind: str, corpus: str | None, settings: Settings, home: Path | str, cache: SearchCache) -> CachedSource:
+def open_source(
+    kind: str, corpus: str | None, settings: Settings, home: Path | str, cache: SearchCache
+) -> CachedSource:
     """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``."""
     index = Path(home).expanduser() / "index"
     if kind == "ddg":
@@ -56,7 +58,9 @@ def make_source(settings: Settings, home: Path | str) -> SearchSource:
         raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r})") from None
 
 
-def resolve_specs(settings: Settings, names: list[str] | None = None, kinds: dict[str, str] | None = None) -> list[dict]:
+def resolve_specs(
+    settings: Settings, names: list[str] | None = None, kinds: dict[str, str] | None = None
+) -> list[dict]:
     """Resolved specs from the settings; with ``names`` (sources passed as objects), one per name, its spec
     taken from the settings when they name it, else of kind ``kinds[name]`` (default ``local``)."""
     specs = list(settings.sources or ())

@@ -94,15 +94,15 @@ class FetchError(RuntimeError):
 
 @dataclass(frozen=True)
 class Page:
-    url: str                      # as asked
-    final_url: str                # after redirects
-    content_type: str             # media type only, lower case (text/html)
-    text: str                     # the decoded body (HTML or plain text), at most max_bytes of it
+    url: str  # as asked
+    final_url: str  # after redirects
+    content_type: str  # media type only, lower case (text/html)
+    text: str  # the decoded body (HTML or plain text), at most max_bytes of it
     status: int
-    redirects: tuple[str, ...] = ()   # the URLs redirected to, in order
+    redirects: tuple[str, ...] = ()  # the URLs redirected to, in order
     truncated: bool = False
-    notes: tuple[str, ...] = ()       # e.g. "body cut at 2000000 bytes (fetch_max_bytes)"
-    n_bytes: int = 0               # body bytes read
+    notes: tuple[str, ...] = ()  # e.g. "body cut at 2000000 bytes (fetch_max_bytes)"
+    n_bytes: int = 0  # body bytes read
     ms: float = 0.0
 
 
@@ -155,8 +155,8 @@ def parse_ip(host: str) -> IP | None:
 def address_problem(ip: IP) -> str | None:
     """Why an address must not be fetched from (None when it is a public unicast address)."""
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (
-            ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None
+        embedded = (
+            ip.ipv4_mapped or ip.sixtofour or (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None)
         )
         if embedded is not None:
             inner = address_problem(embedded)
@@ -198,10 +198,10 @@ class Target:
     """A URL that passed the guard: where to connect (the vetted IPs) and why it was allowed."""
 
     url: httpx.URL
-    host: str              # as httpx will pass it to the network backend
+    host: str  # as httpx will pass it to the network backend
     port: int
     ips: tuple[str, ...]
-    allowed_by: str = ""   # "allow_hosts" when the address check was skipped
+    allowed_by: str = ""  # "allow_hosts" when the address check was skipped
 
 
 def check_url(
@@ -312,7 +312,9 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._inner.close()
 
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None):
-        inner = self._inner.start_tls(ssl_context, server_hostname, self._deadline.clamp(timeout, httpcore.ConnectTimeout))
+        inner = self._inner.start_tls(
+            ssl_context, server_hostname, self._deadline.clamp(timeout, httpcore.ConnectTimeout)
+        )
         return _DeadlineStream(inner, self._deadline)
 
     def get_extra_info(self, info: str):
@@ -440,7 +442,10 @@ class PinnedTransport(httpx.BaseTransport):
                 raise
             raise mapped from err
         return httpx.Response(
-            status_code=resp.status, headers=resp.headers, stream=_ResponseStream(resp.stream), extensions=resp.extensions
+            status_code=resp.status,
+            headers=resp.headers,
+            stream=_ResponseStream(resp.stream),
+            extensions=resp.extensions,
         )
 
     def close(self) -> None:
@@ -479,7 +484,7 @@ def decode_body(body: bytes, content_type: str | None) -> str:
     except UnicodeDecodeError:
         pass
     try:
-        from charset_normalizer import from_bytes
+        from charset_normalizer import from_bytes  # only for bodies that are not UTF-8
 
         best = from_bytes(body[:200_000]).best()
         if best is not None and best.encoding:
@@ -517,7 +522,9 @@ def fetch_page(
         current: str | httpx.URL = url
         while True:
             try:
-                target = check_url(current, allow_hosts=allow, resolve=resolve, resolve_timeout_s=max(0.0, deadline.left()))
+                target = check_url(
+                    current, allow_hosts=allow, resolve=resolve, resolve_timeout_s=max(0.0, deadline.left())
+                )
             except (FetchRefused, FetchError) as err:
                 if not redirects:
                     raise

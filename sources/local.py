@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from saturate.state.errors import BadInput
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, terms
 
@@ -30,7 +31,7 @@ RANK = "bm25(2.0, 1.0)"  # FTS5 rank function: title weighted twice the text
 Record = tuple[str, str, str, str]  # id, url, title, text
 
 
-class CorpusError(ValueError):
+class CorpusError(BadInput):
     """The corpus is missing, empty or malformed; the message names the path (and line)."""
 
 
@@ -53,7 +54,7 @@ class LocalCorpus:
     # --- constructors ---------------------------------------------------------
 
     @classmethod
-    def open(cls, corpus_path: Path | str, index_dir: Path | str) -> "LocalCorpus":
+    def open(cls, corpus_path: Path | str, index_dir: Path | str) -> LocalCorpus:
         """Index ``corpus_path`` (JSONL or folder) into ``index_dir`` once; reuse it while unchanged."""
         path = Path(corpus_path).expanduser().resolve()
         if not path.exists():
@@ -63,9 +64,7 @@ class LocalCorpus:
         return cls.open_keyed(loader, name, index_dir, slot=str(path), key=corpus_fingerprint(path), where=str(path))
 
     @classmethod
-    def from_records(
-        cls, records: Iterable[Mapping], name: str, index_dir: Path | str | None = None
-    ) -> "LocalCorpus":
+    def from_records(cls, records: Iterable[Mapping], name: str, index_dir: Path | str | None = None) -> LocalCorpus:
         """Index records ({id, title, text[, url]}) given in memory.
 
         Without ``index_dir`` the index lives in memory; with it, the index file is
@@ -89,7 +88,7 @@ class LocalCorpus:
         slot: str,
         key: str,
         where: str | None = None,
-    ) -> "LocalCorpus":
+    ) -> LocalCorpus:
         """Reuse the index of ``slot`` (a corpus identity) at version ``key``, or build it from ``load()``.
 
         ``load`` is only called when the index must be (re)built; older indexes of

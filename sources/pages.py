@@ -14,7 +14,8 @@ class SqlitePageStore:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db = connect(
-            self.path, "CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, text TEXT NOT NULL, stored_at REAL NOT NULL)"
+            self.path,
+            "CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, text TEXT NOT NULL, stored_at REAL NOT NULL)",
         )
 
     def put(self, url: str, text: str) -> None:

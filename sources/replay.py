@@ -33,8 +33,15 @@ class ReplaySource:
         out = []
         for h in self.hits[:k]:
             text = self._text[h["url"]]
-            out.append(SearchResult(id=h["url"], url=h["url"], title=h.get("title") or urlsplit(h["url"]).hostname or "",
-                                    snippet=clip(text, SNIPPET_CHARS), source=self.name))
+            out.append(
+                SearchResult(
+                    id=h["url"],
+                    url=h["url"],
+                    title=h.get("title") or urlsplit(h["url"]).hostname or "",
+                    snippet=clip(text, SNIPPET_CHARS),
+                    source=self.name,
+                )
+            )
         return out
 
     def fetch(self, result: SearchResult) -> str:
@@ -59,7 +66,11 @@ def load_claims(path: Path | str) -> list[dict]:
                 row = json.loads(line)
             except ValueError as exc:
                 raise ValueError(f"{path}: line {n} is not valid JSON ({exc})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("claim"), str) or not isinstance(row.get("hits", []), list):
+            if (
+                not isinstance(row, dict)
+                or not isinstance(row.get("claim"), str)
+                or not isinstance(row.get("hits", []), list)
+            ):
                 raise ValueError(f"{path}: line {n} needs a 'claim' string and a 'hits' list")
             if row.get("label") not in (None, "True", "False", "Invalid"):
                 raise ValueError(f"{path}: line {n} has label {row.get('label')!r}; expected True, False or Invalid")

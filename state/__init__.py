@@ -1,21 +1,41 @@
-"""What flows through a saturate session: settings, records, graph state, runtime context."""
+"""What flows through a saturate session: settings, records, graph state, runtime context.
 
-from saturate.state.context import Context, SearchSource, PageStore
-from saturate.state.records import AgentResult, RoundRecord, SearchResult, SourceRef
-from saturate.state.settings import Settings, SettingsError, load_settings
-from saturate.state.graph_state import ResearchState, initial_state
+The names below are loaded on first use (PEP 562 ``__getattr__``), so importing one light
+module of this package (``saturate.state.errors`` for the CLI's error handling) does not
+build every pydantic model first.
+"""
 
-__all__ = [
-    "AgentResult",
-    "Context",
-    "PageStore",
-    "ResearchState",
-    "RoundRecord",
-    "SearchResult",
-    "SearchSource",
-    "Settings",
-    "SettingsError",
-    "SourceRef",
-    "initial_state",
-    "load_settings",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentResult": "records",
+    "BadInput": "errors",
+    "Context": "context",
+    "PageStore": "context",
+    "ResearchState": "graph_state",
+    "RoundRecord": "records",
+    "SearchResult": "records",
+    "SearchSource": "context",
+    "Settings": "settings",
+    "SettingsError": "settings",
+    "SourceRef": "records",
+    "initial_state": "graph_state",
+    "load_settings": "settings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'saturate.state' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"saturate.state.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

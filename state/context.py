@@ -95,6 +95,7 @@ class Context:
         with self._lock:
             if self.model_budget is None:
                 seed = seed or {}
-                self.model_budget = ModelBudget(max_calls, max_tokens, seed.get("calls", 0), seed.get("tokens", 0),
-                                                seed.get("tripped"))
+                self.model_budget = ModelBudget(
+                    max_calls, max_tokens, seed.get("calls", 0), seed.get("tokens", 0), seed.get("tripped")
+                )
             return self.model_budget

@@ -52,22 +52,22 @@ def upsert_records(old: list[dict], new: list[dict]) -> list[dict]:
 
 class ResearchState(TypedDict, total=False):
     task: str
-    settings: dict[str, Any]           # Settings.model_dump(); checkpointed so resume uses the same knobs
-    planned_queries: list[str]         # the initial plan (rounds 1..len)
+    settings: dict[str, Any]  # Settings.model_dump(); checkpointed so resume uses the same knobs
+    planned_queries: list[str]  # the initial plan (rounds 1..len)
     queries: Annotated[list[str], operator.add]  # every query asked, in order
-    knowledge: str                     # rolling knowledge state, <= knowledge_max_chars
+    knowledge: str  # rolling knowledge state, <= knowledge_max_chars
     results: Annotated[dict[str, dict], merge_results]  # accepted results by url (SearchResult dicts)
-    round: int                         # rounds started
-    current: dict[str, Any]            # the round in progress: its results and partial record
+    round: int  # rounds started
+    current: dict[str, Any]  # the round in progress: its results and partial record
     records: Annotated[list[dict], upsert_records]  # RoundRecord dicts, one per round (compress adds to its round's)
-    rng: dict[str, int]                # epsilon-draw generator state (see state.rng)
-    pages: list[dict]                  # enrichment: {url, chars, overlap} refs and skips, never page text
+    rng: dict[str, int]  # epsilon-draw generator state (see state.rng)
+    pages: list[dict]  # enrichment: {url, chars, overlap} refs and skips, never page text
     notes: Annotated[list[str], operator.add]  # session-level notes shown in the result (e.g. model fallback)
-    kind: str                          # "question" (research) or "claim" (verify)
+    kind: str  # "question" (research) or "claim" (verify)
     evidence: Annotated[list[dict], operator.add]  # claims: EvidenceHit dicts, the evidence history
-    attempts: int                      # claims: decide passes so far
-    attempt_start: int                 # the round after which the current attempt's rounds count (gate)
-    result: dict | None                # AgentResult dict once decided
+    attempts: int  # claims: decide passes so far
+    attempt_start: int  # the round after which the current attempt's rounds count (gate)
+    result: dict | None  # AgentResult dict once decided
 
 
 def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), kind: str = "question") -> ResearchState:

@@ -18,21 +18,21 @@ from saturate.state.settings import Settings
 class MultiState(TypedDict, total=False):
     task: str
     settings: dict[str, Any]
-    kind: str                           # "multi" (api.session_state picks the graph by it)
-    sources: list[dict]                 # resolved specs {name, kind, corpus, ceiling, description}, in order
-    planned_queries: list[str]          # first queries of every loop (the task, or the model's plan)
-    hits: Annotated[list[dict], operator.add]    # {source, phase, query_no, query, rank, result}: what each query added
-    audit: Annotated[list[dict], operator.add]   # AuditEvent dicts, one per source query
-    loops: Annotated[list[dict], operator.add]   # LoopSummary dicts, one per loop (and breadcrumb pass)
+    kind: str  # "multi" (api.session_state picks the graph by it)
+    sources: list[dict]  # resolved specs {name, kind, corpus, ceiling, description}, in order
+    planned_queries: list[str]  # first queries of every loop (the task, or the model's plan)
+    hits: Annotated[list[dict], operator.add]  # {source, phase, query_no, query, rank, result}: what each query added
+    audit: Annotated[list[dict], operator.add]  # AuditEvent dicts, one per source query
+    loops: Annotated[list[dict], operator.add]  # LoopSummary dicts, one per loop (and breadcrumb pass)
     queries: Annotated[list[str], operator.add]  # every query asked, all sources
     safety: Annotated[list[dict], operator.add]  # trips: {kind: timeout|budget, source?, detail}
-    usage: Annotated[list[dict], operator.add]   # model calls outside the loops: {node, calls, in, out}
+    usage: Annotated[list[dict], operator.add]  # model calls outside the loops: {node, calls, in, out}
     notes: Annotated[list[str], operator.add]
-    merged: list[dict]                  # deduplicated results with attribution, in citation order
-    leads: list[dict]                   # ranked breadcrumbs {name, kind, score, followed}
+    merged: list[dict]  # deduplicated results with attribution, in citation order
+    leads: list[dict]  # ranked breadcrumbs {name, kind, score, followed}
     breadcrumbs_done: bool
-    tags: dict[str, dict]               # merged key -> {tag, reason, with}
-    profiles: list[dict]                # KeyActor dicts
+    tags: dict[str, dict]  # merged key -> {tag, reason, with}
+    profiles: list[dict]  # KeyActor dicts
     result: dict | None
 
 

@@ -40,7 +40,9 @@ class RoundRecord(BaseModel):
     new_urls: list[str] = Field(default_factory=list, description="Those results' urls, in rank order.")
     result_chars: int = 0
     repeats_top_k: int = Field(0, description="How many of the source's top results_per_query were already accepted.")
-    quality_retry: str | None = Field(None, description="The simplified query when round 1 fell under the quality floor.")
+    quality_retry: str | None = Field(
+        None, description="The simplified query when round 1 fell under the quality floor."
+    )
     novelty: float | None = None
     novelty_method: str = ""
     novelty_detail: dict = Field(default_factory=dict)

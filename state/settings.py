@@ -16,12 +16,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from saturate.state.errors import BadInput
 from saturate.state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
 
 ENV_PREFIX = "SATURATE_"
 
 
-class SettingsError(ValueError):
+class SettingsError(BadInput):
     """Invalid settings; the message names every bad field and why."""
 
 
@@ -75,10 +76,14 @@ class Settings(BaseModel):
     search_quality_floor: int = Field(
         1800, ge=0, description="Round 1 results under this many characters trigger one retry with a simplified query."
     )
-    cache_ttl_s: int = Field(86400, ge=0, description="Seconds a cached search result is reused (0 disables the cache).")
+    cache_ttl_s: int = Field(
+        86400, ge=0, description="Seconds a cached search result is reused (0 disables the cache)."
+    )
     ddg_region: str = Field("wt-wt", min_length=1, description="DuckDuckGo region, e.g. `us-en`, `wt-wt` (no region).")
     ddg_safesearch: Literal["on", "moderate", "off"] = Field("moderate", description="DuckDuckGo safe search.")
-    ddg_timelimit: Literal["d", "w", "m", "y"] | None = Field(None, description="DuckDuckGo time limit (day/week/month/year).")
+    ddg_timelimit: Literal["d", "w", "m", "y"] | None = Field(
+        None, description="DuckDuckGo time limit (day/week/month/year)."
+    )
     ddg_backend: str = Field("auto", min_length=1, description="ddgs backend(s), e.g. `auto`, `duckduckgo`, `bing`.")
     search_retries: int = Field(
         2,
@@ -89,23 +94,33 @@ class Settings(BaseModel):
         "'No results' is never retried.",
     )
     search_retry_base_s: float = Field(
-        0.5, ge=0, le=60, description="First backoff delay of a search retry in seconds; it doubles each retry (with jitter)."
+        0.5,
+        ge=0,
+        le=60,
+        description="First backoff delay of a search retry in seconds; it doubles each retry (with jitter).",
     )
     # --- knowledge, enrichment ----------------------------------------------
     knowledge_max_chars: int = Field(1500, ge=200, le=100_000, description="Cap on the rolling knowledge state.")
     url_enrich_count: int = Field(3, ge=0, le=20, description="At most this many accepted results get their full page.")
     enrich_overlap_max: float = Field(
-        0.6, ge=0, le=1, description="Only results whose snippet overlaps the knowledge state by at most this are enriched."
+        0.6,
+        ge=0,
+        le=1,
+        description="Only results whose snippet overlaps the knowledge state by at most this are enriched.",
     )
     page_max_chars: int = Field(20_000, ge=500, description="Per-page budget of full text kept by enrichment.")
     fetch_timeout_s: float = Field(
-        10.0, gt=0, le=300, description="Total time cap of one page fetch in seconds: DNS, connects, every redirect and the body."
+        10.0,
+        gt=0,
+        le=300,
+        description="Total time cap of one page fetch in seconds: DNS, connects, every redirect and the body.",
     )
     fetch_max_bytes: int = Field(
         2_000_000,
         ge=1024,
         le=100_000_000,
-        description="Page body bytes read at most; a longer body is cut there and the cut is noted in the enrichment log.",
+        description="Page body bytes read at most; a longer body is cut there and the cut is noted in the "
+        "enrichment log.",
     )
     fetch_allow_hosts: tuple[str, ...] = Field(
         (),
@@ -133,7 +148,9 @@ class Settings(BaseModel):
             host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
             host = host.rstrip(".")
             if not re.fullmatch(r"[a-z0-9_.:-]+", host) or "*" in host:
-                raise ValueError(f"{item!r} is not an exact host name or IP (no schemes, ports, paths, wildcards or ranges)")
+                raise ValueError(
+                    f"{item!r} is not an exact host name or IP (no schemes, ports, paths, wildcards or ranges)"
+                )
             if ":" in host:
                 try:
                     host = str(ipaddress.IPv6Address(host))
@@ -142,6 +159,7 @@ class Settings(BaseModel):
             if host not in hosts:
                 hosts.append(host)
         return tuple(hosts)
+
     # --- the chat model (optional) -------------------------------------------
     model: str | None = Field(
         None,
@@ -154,20 +172,42 @@ class Settings(BaseModel):
         pattern=r"^https?://\S+$",
         description="Ollama base URL. Unset: `OLLAMA_HOST` if set, else `http://127.0.0.1:11434`.",
     )
-    num_ctx: int = Field(8192, ge=512, le=1_048_576, description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates).")
-    model_timeout_s: float = Field(120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed.")
+    num_ctx: int = Field(
+        8192,
+        ge=512,
+        le=1_048_576,
+        description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates).",
+    )
+    model_timeout_s: float = Field(
+        120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."
+    )
     on_model_error: Literal["fail", "heuristic"] = Field(
         "fail",
         description="Model unreachable at start: `fail` (exit 2 naming the host) or `heuristic` (continue without "
         "the model and say so in the result). Errors mid-session are always recorded and fall back to heuristics.",
     )
     # --- claim verification (saturate verify) --------------------------------
-    verify_threshold: float = Field(1.6, gt=0, description="Support or refute weight a verdict needs (summed hit weights).")
-    verify_min_sources: int = Field(2, ge=1, le=20, description="Independent sources (distinct registrable domains) a verdict needs.")
-    verify_margin: float = Field(2.0, ge=1, description="'Clearly wins': the winning side's weight is at least this times the other's.")
-    verify_max_attempts: int = Field(2, ge=1, le=10, description="Decide passes; 'need more search' sends the session back to plan_query until they run out.")
-    verify_partial_weight: float = Field(0.5, ge=0, le=1, description="Share of a hit's weight that a partial support adds to the support side.")
-    verify_date_window_days: int = Field(730, ge=1, description="Dated hits further than this from the median date of the dated evidence do not count.")
+    verify_threshold: float = Field(
+        1.6, gt=0, description="Support or refute weight a verdict needs (summed hit weights)."
+    )
+    verify_min_sources: int = Field(
+        2, ge=1, le=20, description="Independent sources (distinct registrable domains) a verdict needs."
+    )
+    verify_margin: float = Field(
+        2.0, ge=1, description="'Clearly wins': the winning side's weight is at least this times the other's."
+    )
+    verify_max_attempts: int = Field(
+        2,
+        ge=1,
+        le=10,
+        description="Decide passes; 'need more search' sends the session back to plan_query until they run out.",
+    )
+    verify_partial_weight: float = Field(
+        0.5, ge=0, le=1, description="Share of a hit's weight that a partial support adds to the support side."
+    )
+    verify_date_window_days: int = Field(
+        730, ge=1, description="Dated hits further than this from the median date of the dated evidence do not count."
+    )
     tier_weights: dict[str, float] = Field(
         default_factory=lambda: {"primary": 1.0, "wire": 0.8, "trade": 0.6, "other": 0.4},
         description="Weight of a hit by its source tier (JSON object). `other` must not exceed 0.4.",
@@ -180,7 +220,8 @@ class Settings(BaseModel):
         None,
         description="Sources of a multi-source session, each saturated by its own loop in parallel: spec strings "
         "`KIND[:CORPUS][@CEILING]` (comma-separated; kinds `local`, `titles` (title-only, shallow), `wiki`, `ddg`) "
-        "or a JSON list of them and/or {name, kind, corpus, ceiling, description}. Unset: the `source`/`corpus` source alone.",
+        "or a JSON list of them and/or {name, kind, corpus, ceiling, description}. Unset: the `source`/`corpus` "
+        "source alone.",
     )
     source_ceilings: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_CEILINGS),
@@ -193,26 +234,39 @@ class Settings(BaseModel):
         "decision prompt; a source's own `description` wins.",
     )
     duplicate_stop_share: float = Field(
-        0.8, ge=0, le=1, description="Heuristic per-source stop: the last query's top results were more than this "
+        0.8,
+        ge=0,
+        le=1,
+        description="Heuristic per-source stop: the last query's top results were more than this "
         "share duplicates of what that source's loop already had.",
     )
     empty_stop_queries: int = Field(
         2, ge=1, le=10, description="A source that returns nothing for this many consecutive queries is stopped."
     )
     breadcrumb_limit: int = Field(
-        5, ge=0, le=20, description="Leads (identifiers > organisations > people > other names) found in accepted "
+        5,
+        ge=0,
+        le=20,
+        description="Leads (identifiers > organisations > people > other names) found in accepted "
         "results that get one targeted query per source after the loops (0: none).",
     )
     source_loop_timeout_s: float = Field(
-        60.0, gt=0, le=3600, description="Wall-clock limit of one source's loop (a hanging search included); "
-        "recorded when it trips.",
+        60.0,
+        gt=0,
+        le=3600,
+        description="Wall-clock limit of one source's loop (a hanging search included); recorded when it trips.",
     )
     model_call_budget: int = Field(
-        100, ge=0, le=100_000, description="Model calls a multi-source session may make; then the circuit breaker "
+        100,
+        ge=0,
+        le=100_000,
+        description="Model calls a multi-source session may make; then the circuit breaker "
         "trips (recorded) and the heuristic paths run.",
     )
     model_token_budget: int = Field(
-        200_000, ge=0, description="Model tokens (in + out) a multi-source session may use; no call starts once "
+        200_000,
+        ge=0,
+        description="Model tokens (in + out) a multi-source session may use; no call starts once "
         "they are spent (the call in flight may pass it).",
     )
     # --- input bounds ---------------------------------------------------------
@@ -231,11 +285,11 @@ class Settings(BaseModel):
             try:
                 return json.loads(value)
             except ValueError:
-                raise ValueError("expected a JSON object, e.g. {\"primary\": 1.0, ...}") from None
+                raise ValueError('expected a JSON object, e.g. {"primary": 1.0, ...}') from None
         return value
 
     @model_validator(mode="after")
-    def _rounds_consistent(self) -> "Settings":
+    def _rounds_consistent(self) -> Settings:
         if self.min_rounds > self.max_rounds:
             raise ValueError(f"min_rounds ({self.min_rounds}) must not exceed max_rounds ({self.max_rounds})")
         tiers = {"primary", "wire", "trade", "other"}
@@ -243,16 +297,22 @@ class Settings(BaseModel):
             raise ValueError(f"tier_weights needs exactly {sorted(tiers)} with weights in [0, 1]")
         if self.tier_weights["other"] > 0.4:
             raise ValueError("tier_weights.other must not exceed 0.4")
-        for name, table in (("source_ceilings", self.source_ceilings), ("source_descriptions", self.source_descriptions)):
+        for name, table in (
+            ("source_ceilings", self.source_ceilings),
+            ("source_descriptions", self.source_descriptions),
+        ):
             if not set(table) <= set(SOURCE_KINDS):
-                raise ValueError(f"{name}: unknown source kind(s) {sorted(set(table) - set(SOURCE_KINDS))}; kinds are {list(SOURCE_KINDS)}")
+                raise ValueError(
+                    f"{name}: unknown source kind(s) {sorted(set(table) - set(SOURCE_KINDS))}; "
+                    f"kinds are {list(SOURCE_KINDS)}"
+                )
         if any(not 1 <= c <= 50 for c in self.source_ceilings.values()):
             raise ValueError("source_ceilings must be between 1 and 50")
         if self.fixed_rounds > self.max_rounds and self.mode == "fixed":
             raise ValueError(f"fixed_rounds ({self.fixed_rounds}) must not exceed max_rounds ({self.max_rounds})")
         return self
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return load_settings({**self.model_dump(), **changes}, env={})
 
 

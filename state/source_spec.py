@@ -92,7 +92,7 @@ def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
             try:
                 value = json.loads(text)
             except ValueError:
-                raise ValueError("expected a JSON list of sources, e.g. [\"local:a.jsonl\", {\"kind\": \"ddg\"}]") from None
+                raise ValueError('expected a JSON list of sources, e.g. ["local:a.jsonl", {"kind": "ddg"}]') from None
         else:
             value = [part for part in (p.strip() for p in text.split(",")) if part]
     if not isinstance(value, (list, tuple)) or not value:
@@ -108,8 +108,10 @@ def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
         try:
             spec = SourceSpec.model_validate(raw)
         except ValidationError as err:
-            raise ValueError(f"source {item!r}: " + "; ".join(
-                f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in err.errors())) from None
+            raise ValueError(
+                f"source {item!r}: "
+                + "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in err.errors())
+            ) from None
         name = spec.name or default_name(spec)
         if spec.name and name in used:
             raise ValueError(f"two sources are named {name!r}")

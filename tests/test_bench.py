@@ -68,26 +68,55 @@ def test_full_harness_run_records_a_monitor_cycle(home, small_data, tmp_path, ca
 
 def test_custom_tasks_and_corpus(home, tmp_path, capsys):
     corpus = tmp_path / "c.jsonl"
-    corpus.write_text("\n".join(json.dumps(d) for d in [
-        {"id": "a", "title": "Zanzibar", "text": "Zanzibar is an archipelago off Tanzania. Its capital is Stone Town."},
-        {"id": "b", "title": "Stone Town", "text": "Stone Town is the old part of Zanzibar City, a UNESCO site."},
-        {"id": "c", "title": "Kilimanjaro", "text": "Kilimanjaro is a mountain in Tanzania."},
-    ]) + "\n")
+    corpus.write_text(
+        "\n".join(
+            json.dumps(d)
+            for d in [
+                {
+                    "id": "a",
+                    "title": "Zanzibar",
+                    "text": "Zanzibar is an archipelago off Tanzania. Its capital is Stone Town.",
+                },
+                {
+                    "id": "b",
+                    "title": "Stone Town",
+                    "text": "Stone Town is the old part of Zanzibar City, a UNESCO site.",
+                },
+                {"id": "c", "title": "Kilimanjaro", "text": "Kilimanjaro is a mountain in Tanzania."},
+            ]
+        )
+        + "\n"
+    )
     tasks = tmp_path / "t.jsonl"
-    tasks.write_text(json.dumps({"id": "q1", "question": "What is the old part of the capital of Zanzibar?",
-                                 "answers": ["Stone Town"], "gold_ids": ["a", "b"]}) + "\n")
-    assert main(["bench", "--tasks", str(tasks), "--corpus", str(corpus), "--json", "--plot", str(tmp_path / "p.png")]) == 0
+    tasks.write_text(
+        json.dumps(
+            {
+                "id": "q1",
+                "question": "What is the old part of the capital of Zanzibar?",
+                "answers": ["Stone Town"],
+                "gold_ids": ["a", "b"],
+            }
+        )
+        + "\n"
+    )
+    assert (
+        main(["bench", "--tasks", str(tasks), "--corpus", str(corpus), "--json", "--plot", str(tmp_path / "p.png")])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["policies"]["fixed-5"]["gold_recall"] == 1.0
     assert out["policies"]["fixed-5"]["answer_recall"] == 1.0
 
 
-@pytest.mark.parametrize("argv,msg", [
-    (["bench", "--tasks", "x.jsonl"], "--tasks and --corpus go together"),
-    (["bench", "--tasks", "/nope/t.jsonl", "--corpus", "/nope/c.jsonl"], "file not found: /nope/t.jsonl"),
-    (["bench", "--data", "/nope"], "not found"),
-    (["bench", "--limit", "0"], "--limit must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["bench", "--tasks", "x.jsonl"], "--tasks and --corpus go together"),
+        (["bench", "--tasks", "/nope/t.jsonl", "--corpus", "/nope/c.jsonl"], "file not found: /nope/t.jsonl"),
+        (["bench", "--data", "/nope"], "not found"),
+        (["bench", "--limit", "0"], "--limit must be at least 1"),
+    ],
+)
 def test_bench_bad_input(home, capsys, argv, msg):
     assert main(argv) == 2
     assert msg in capsys.readouterr().err

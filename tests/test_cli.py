@@ -21,8 +21,16 @@ def run_cli(*args, home, env=None, timeout=120):
     exe = shutil.which("saturate", path=os.path.dirname(sys.executable)) or shutil.which("saturate")
     cmd = [exe] if exe else [sys.executable, "-m", "saturate.graph.cli"]
     return subprocess.run(
-        [*cmd, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}, "SATURATE_HOME": str(home), **(env or {})},
+        [*cmd, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")},
+            "SATURATE_HOME": str(home),
+            **(env or {}),
+        },
     )
 
 
@@ -50,15 +58,30 @@ def test_research_show_runs_resume_roundtrip(home, musique_corpus):
 
 def test_json_output_and_env_settings(home, musique_corpus):
     p = run_cli(
-        "research", BUBYE, "--json", home=home,
-        env={"SATURATE_CORPUS": str(musique_corpus), "SATURATE_MODE": "fixed", "SATURATE_FIXED_ROUNDS": "3", "SATURATE_SEED": "1"},
+        "research",
+        BUBYE,
+        "--json",
+        home=home,
+        env={
+            "SATURATE_CORPUS": str(musique_corpus),
+            "SATURATE_MODE": "fixed",
+            "SATURATE_FIXED_ROUNDS": "3",
+            "SATURATE_SEED": "1",
+        },
     )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["rounds"] == 3 and out["outcome"] == "answer" and out["sources"]
     # a flag beats the environment
-    p = run_cli("research", BUBYE, "--json", "--fixed-rounds", "2", home=home,
-                env={"SATURATE_CORPUS": str(musique_corpus), "SATURATE_MODE": "fixed", "SATURATE_FIXED_ROUNDS": "3"})
+    p = run_cli(
+        "research",
+        BUBYE,
+        "--json",
+        "--fixed-rounds",
+        "2",
+        home=home,
+        env={"SATURATE_CORPUS": str(musique_corpus), "SATURATE_MODE": "fixed", "SATURATE_FIXED_ROUNDS": "3"},
+    )
     assert json.loads(p.stdout)["rounds"] == 2
 
 
@@ -117,7 +140,7 @@ def test_existing_thread_is_not_overwritten(home, musique_corpus, capsys):
 
 
 def test_readme_settings_table_is_current():
-    from saturate.graph.cli import settings_markdown
+    from saturate.graph.cli.settings import settings_markdown
 
     readme = (ROOT / "README.md").read_text()
     block = readme.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]

@@ -34,7 +34,8 @@ ARTICLE = """<!doctype html>
 <style>.menu { color: red } /* STYLE_TEXT */</style></head>
 <body>
 <header><div class="banner">HEADER_BANNER_TEXT Subscribe to our newsletter</div></header>
-<nav><ul><li><a href="/">NAV_HOME</a></li><li><a href="/about">NAV_ABOUT_US</a></li><li><a href="/shop">NAV_SHOP</a></li></ul></nav>
+<nav><ul><li><a href="/">NAV_HOME</a></li><li><a href="/about">NAV_ABOUT_US</a></li>
+<li><a href="/shop">NAV_SHOP</a></li></ul></nav>
 <main><article>
 <h1>Victoria Falls</h1>
 <p>Victoria Falls is a waterfall on the Zambezi River, on the border between Zambia and Zimbabwe.
@@ -130,7 +131,7 @@ class LocalSite:
         if path == "/inject":
             return self.send(h, 200, INJECTION.encode())
         if path == "/plain":
-            return self.send(h, 200, "Plain text page.\r\n\r\n\r\nSecond   line <b>bold</b>.".encode(), "text/plain")
+            return self.send(h, 200, b"Plain text page.\r\n\r\n\r\nSecond   line <b>bold</b>.", "text/plain")
         if path == "/latin1":
             body = "<html><body><main><p>Café crème à Zürich, naïve façade.</p></main></body></html>".encode("latin-1")
             return self.send(h, 200, body, "text/html; charset=iso-8859-1")
@@ -230,12 +231,12 @@ def fetch(url: str, **kw):
     "host, expected",
     [
         ("127.0.0.1", "127.0.0.1"),
-        ("2130706433", "127.0.0.1"),       # decimal
-        ("0x7f000001", "127.0.0.1"),       # hex
-        ("0x7F.0.0.1", "127.0.0.1"),       # hex part
-        ("0177.0.0.1", "127.0.0.1"),       # octal
-        ("017700000001", "127.0.0.1"),     # octal whole
-        ("127.1", "127.0.0.1"),            # short form
+        ("2130706433", "127.0.0.1"),  # decimal
+        ("0x7f000001", "127.0.0.1"),  # hex
+        ("0x7F.0.0.1", "127.0.0.1"),  # hex part
+        ("0177.0.0.1", "127.0.0.1"),  # octal
+        ("017700000001", "127.0.0.1"),  # octal whole
+        ("127.1", "127.0.0.1"),  # short form
         ("10.1", "10.0.0.1"),
         ("0", "0.0.0.0"),
         ("[::1]", "::1"),
@@ -272,8 +273,8 @@ def test_parse_ip_normalises_every_literal_form(host, expected):
         ("ff02::1", "multicast"),
         ("::ffff:127.0.0.1", "loopback (IPv6 carrying 127.0.0.1)"),
         ("::ffff:169.254.169.254", "link-local (IPv6 carrying 169.254.169.254)"),
-        ("2002:7f00:1::", "loopback (IPv6 carrying 127.0.0.1)"),   # 6to4
-        ("64:ff9b::a00:1", "private (IPv6 carrying 10.0.0.1)"),     # NAT64
+        ("2002:7f00:1::", "loopback (IPv6 carrying 127.0.0.1)"),  # 6to4
+        ("64:ff9b::a00:1", "private (IPv6 carrying 10.0.0.1)"),  # NAT64
         ("93.184.215.14", None),
         ("2606:4700:4700::1111", None),
         ("::ffff:93.184.215.14", None),
@@ -312,7 +313,7 @@ def no_dns(host, port):
         ("http:///nohost", "no host"),
         ("http://user:pw@example.com/", "credentials"),
         ("http://example.com@127.0.0.1/", "credentials"),
-        ("http://0177.0.0.1/", "invalid URL"),          # httpx rejects the form outright
+        ("http://0177.0.0.1/", "invalid URL"),  # httpx rejects the form outright
         ("http://exa mple.com/", "not a valid host name"),
         ("http://ex%61mple.com/", "not a valid host name"),
     ],
@@ -413,7 +414,15 @@ def test_article_is_fetched_and_its_main_text_extracted(site):
     text = main_text(page.text, page.content_type, page.final_url)
     assert "Victoria Falls is a waterfall on the Zambezi River" in text
     assert "Mosi-oa-Tunya" in text and "Queen Victoria" in text
-    for junk in ("SCRIPT_TEXT", "STYLE_TEXT", "HEADER_BANNER", "NAV_HOME", "NAV_ABOUT_US", "FOOTER_TEXT", "ASIDE_RELATED"):
+    for junk in (
+        "SCRIPT_TEXT",
+        "STYLE_TEXT",
+        "HEADER_BANNER",
+        "NAV_HOME",
+        "NAV_ABOUT_US",
+        "FOOTER_TEXT",
+        "ASIDE_RELATED",
+    ):
         assert junk not in text, junk
 
 
@@ -429,7 +438,9 @@ def test_plain_text_xhtml_and_charsets(site):
     assert plain.content_type == "text/plain"
     assert main_text(plain.text, plain.content_type) == "Plain text page.\n\nSecond line ‹b›bold‹/b›."
     xhtml = fetch(site.url("/xhtml"))
-    assert xhtml.content_type == "application/xhtml+xml" and "Mosi-oa-Tunya" in main_text(xhtml.text, xhtml.content_type)
+    assert xhtml.content_type == "application/xhtml+xml" and "Mosi-oa-Tunya" in main_text(
+        xhtml.text, xhtml.content_type
+    )
     latin = fetch(site.url("/latin1"))
     assert "Café crème à Zürich, naïve façade." in main_text(latin.text, latin.content_type)
 
@@ -562,7 +573,9 @@ def tls_site(tmp_path_factory):
     site.close()
 
 
-def test_tls_connects_to_the_vetted_ip_with_the_real_name_for_sni_host_and_certificate(tls_site, no_foreign_connections):
+def test_tls_connects_to_the_vetted_ip_with_the_real_name_for_sni_host_and_certificate(
+    tls_site, no_foreign_connections
+):
     site, client_ctx, seen = tls_site
     resolve = fake_dns({"saturate.test": ["127.0.0.1"]})
     page = fetch_page(

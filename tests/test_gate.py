@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from saturate.graph import build_graph
 from saturate.nodes.gate import decide_gate
@@ -64,9 +66,17 @@ def test_draws_are_uniform_within_one_seed():
 DOCS = [
     {"id": f"d{i}", "title": f"{topic} {i}", "text": f"{topic} {body} number {i}. " * 3}
     for i, (topic, body) in enumerate(
-        [(t, b) for t in ("Amber River", "Basalt Ridge", "Cobalt Lake", "Dune Sea", "Ember Forest", "Frost Peak")
-         for b in ("flows north past old mills", "hosts rare birds in spring", "was mapped by surveyors in 1890",
-                   "feeds the valley farms", "lies beside the granite quarry")]
+        [
+            (t, b)
+            for t in ("Amber River", "Basalt Ridge", "Cobalt Lake", "Dune Sea", "Ember Forest", "Frost Peak")
+            for b in (
+                "flows north past old mills",
+                "hosts rare birds in spring",
+                "was mapped by surveyors in 1890",
+                "feeds the valley farms",
+                "lies beside the granite quarry",
+            )
+        ]
     )
 ]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from saturate.graph import build_graph, research, session_state
 from saturate.state import Context, RoundRecord, initial_state, load_settings
 from saturate.state.records import ACCEPTED

@@ -15,17 +15,16 @@ import sqlite3
 import numpy as np
 import pytest
 
+from saturate.graph.cli.monitor import add_arguments, run
 from saturate.graph.monitor.core import (
     EXPANSION_TASK,
     WEIGHTS,
     Monitor,
     MonitorError,
     RatchetError,
-    add_arguments,
     check_ratchet,
     level_for,
     regression_pass_rate,
-    run,
     saturation_score,
     trend,
 )
@@ -52,7 +51,10 @@ class StubResearch:
         self.calls.append((task, thread_id))
         if self.fail:
             raise RuntimeError("search backend down")
-        return {"answer": "Add harder multi-hop questions [1].", "sources": [{"n": 1, "title": "MuSiQue", "url": "local://x/1"}]}
+        return {
+            "answer": "Add harder multi-hop questions [1].",
+            "sources": [{"n": 1, "title": "MuSiQue", "url": "local://x/1"}],
+        }
 
 
 def metrics_at(score: float, delta_sign: float = 1.0) -> dict:
@@ -114,8 +116,16 @@ def db(mon: Monitor) -> sqlite3.Connection:
 
 
 def test_levels_at_the_boundaries():
-    cases = {0.0: "NORMAL", 0.499999: "NORMAL", 0.5: "ELEVATED", 0.699999: "ELEVATED", 0.7: "HIGH",
-             0.849999: "HIGH", 0.85: "CRITICAL", 1.0: "CRITICAL"}
+    cases = {
+        0.0: "NORMAL",
+        0.499999: "NORMAL",
+        0.5: "ELEVATED",
+        0.699999: "ELEVATED",
+        0.7: "HIGH",
+        0.849999: "HIGH",
+        0.85: "CRITICAL",
+        1.0: "CRITICAL",
+    }
     for score, level in cases.items():
         assert level_for(score) == level, score
         assert saturation_score(metrics_at(score)) == pytest.approx(score, abs=1e-6)
@@ -124,12 +134,21 @@ def test_levels_at_the_boundaries():
 
 def test_score_is_the_weighted_sum_with_stagnation():
     assert sum(WEIGHTS.values()) == pytest.approx(1.0)
-    only_ceiling = {"ceiling_rate": 1.0, "regression_pass_rate": 0.0, "improvement_delta": 0.05,
-                    "proposal_pass_rate": 0.0, "auditor_agreement_rate": 0.0}
+    only_ceiling = {
+        "ceiling_rate": 1.0,
+        "regression_pass_rate": 0.0,
+        "improvement_delta": 0.05,
+        "proposal_pass_rate": 0.0,
+        "auditor_agreement_rate": 0.0,
+    }
     assert saturation_score(only_ceiling) == pytest.approx(WEIGHTS["ceiling"])
     # no improvement at all is fully stagnant; a drop counts like a rise (|delta|)
-    assert saturation_score({**only_ceiling, "improvement_delta": 0.0}) == pytest.approx(WEIGHTS["ceiling"] + WEIGHTS["stagnation"])
-    assert saturation_score({**only_ceiling, "improvement_delta": -0.025}) == pytest.approx(WEIGHTS["ceiling"] + WEIGHTS["stagnation"] / 2)
+    assert saturation_score({**only_ceiling, "improvement_delta": 0.0}) == pytest.approx(
+        WEIGHTS["ceiling"] + WEIGHTS["stagnation"]
+    )
+    assert saturation_score({**only_ceiling, "improvement_delta": -0.025}) == pytest.approx(
+        WEIGHTS["ceiling"] + WEIGHTS["stagnation"] / 2
+    )
     # no comparable previous cycle: stagnation is left out, the rest renormalized
     assert saturation_score({**only_ceiling, "improvement_delta": None}) == pytest.approx(0.30 / 0.75)
     for bad in ({**only_ceiling, "ceiling_rate": 1.2}, {**only_ceiling, "typo_rate": 1.0}, {"ceiling_rate": 1.0}):
@@ -189,7 +208,9 @@ def test_five_critical_start_an_urgent_expansion_pending_with_proposals(mon, tas
     assert exp["research_error"] is None
 
     raised = [p for p in exp["proposals"] if p["kind"] == "raise_threshold"]
-    assert raised == [{"kind": "raise_threshold", "name": "musique.recall", "from": 0.6, "to": 0.7}]  # hotpotqa unmet: kept
+    assert raised == [
+        {"kind": "raise_threshold", "name": "musique.recall", "from": 0.6, "to": 0.7}
+    ]  # hotpotqa unmet: kept
     [added] = [p["benchmark"] for p in exp["proposals"] if p["kind"] == "add_benchmark"]
     assert added["name"] == "musique-hard-e1" and added["enabled"] is False and added["corpus"] == "corpus.jsonl"
     hard = [json.loads(line)["id"] for line in open(added["tasks"])]
@@ -263,8 +284,10 @@ def test_apply_refuses_without_approval(mon, config):
 
 def test_the_ratchet_refuses_lowering_and_removing_and_changes_nothing(mon, config):
     exp = _pending(mon)
-    lower = [{"kind": "raise_threshold", "name": "musique.recall", "from": 0.6, "to": 0.7},
-             {"kind": "raise_threshold", "name": "hotpotqa.recall", "from": 0.8, "to": 0.5}]
+    lower = [
+        {"kind": "raise_threshold", "name": "musique.recall", "from": 0.6, "to": 0.7},
+        {"kind": "raise_threshold", "name": "hotpotqa.recall", "from": 0.8, "to": 0.5},
+    ]
     with pytest.raises(RatchetError, match="hotpotqa.recall.*one-way ratchet"):
         mon.approve(exp["id"], "alice", proposals=lower)  # an amended list is checked on approval
     assert mon.expansion(exp["id"])["status"] == "pending"
@@ -273,8 +296,14 @@ def test_the_ratchet_refuses_lowering_and_removing_and_changes_nothing(mon, conf
     refused = {
         "lower": (lower, "thresholds may only be raised"),
         "remove": ([{"kind": "remove_benchmark", "name": "musique"}], "one-way ratchet"),
-        "replace": ([{"kind": "add_benchmark", "benchmark": {**config["benchmarks"][0], "tasks": "easy.jsonl"}}], "already exists"),
-        "unknown threshold": ([{"kind": "raise_threshold", "name": "new.recall", "from": None, "to": 0.9}], "unknown threshold"),
+        "replace": (
+            [{"kind": "add_benchmark", "benchmark": {**config["benchmarks"][0], "tasks": "easy.jsonl"}}],
+            "already exists",
+        ),
+        "unknown threshold": (
+            [{"kind": "raise_threshold", "name": "new.recall", "from": None, "to": 0.9}],
+            "unknown threshold",
+        ),
     }
     for what, (proposals, message) in refused.items():
         with db(mon) as c:  # tampered after approval: apply checks again
@@ -287,8 +316,14 @@ def test_the_ratchet_refuses_lowering_and_removing_and_changes_nothing(mon, conf
 
     # the single check, directly
     bench = config["benchmarks"][0]
-    check_ratchet(config, {**config, "thresholds": {"musique.recall": 0.7, "hotpotqa.recall": 0.8},
-                           "benchmarks": [bench, {**bench, "name": "x", "enabled": False}]})
+    check_ratchet(
+        config,
+        {
+            **config,
+            "thresholds": {"musique.recall": 0.7, "hotpotqa.recall": 0.8},
+            "benchmarks": [bench, {**bench, "name": "x", "enabled": False}],
+        },
+    )
     for new, message in [
         ({**config, "benchmarks": []}, "'musique' would be removed"),
         ({**config, "benchmarks": [{**bench, "enabled": False}]}, "would be disabled"),
@@ -309,7 +344,10 @@ def test_apply_archives_and_adds_new_benchmarks_disabled(mon, config):
     assert v1["archived"] and v1["config"] == config  # archived first, config kept
     assert mon.harness()["version"] == 2 == v2["version"] and v2["parent"] == 1 and not v2["archived"]
     assert v2["config"]["thresholds"] == {"musique.recall": 0.7, "hotpotqa.recall": 0.8}
-    assert [(b["name"], b["enabled"]) for b in v2["config"]["benchmarks"]] == [("musique", True), ("musique-hard-e1", False)]
+    assert [(b["name"], b["enabled"]) for b in v2["config"]["benchmarks"]] == [
+        ("musique", True),
+        ("musique-hard-e1", False),
+    ]
     assert v2["new_checks"] == {"thresholds": ["musique.recall"], "benchmarks": ["musique-hard-e1"]}
     done = mon.expansion(exp["id"])
     assert (done["status"], done["applied_version"], done["approved_by"]) == ("applied", 2, "alice")
@@ -320,9 +358,11 @@ def test_apply_archives_and_adds_new_benchmarks_disabled(mon, config):
 def _applied_with_two_new_benchmarks(mon, config) -> dict:
     exp = _pending(mon)
     bench = config["benchmarks"][0]
-    proposals = [{"kind": "raise_threshold", "name": "musique.recall", "from": 0.6, "to": 0.7},
-                 {"kind": "add_benchmark", "benchmark": {**bench, "name": "new1", "enabled": False}},
-                 {"kind": "add_benchmark", "benchmark": {**bench, "name": "new2", "enabled": True}}]  # forced disabled
+    proposals = [
+        {"kind": "raise_threshold", "name": "musique.recall", "from": 0.6, "to": 0.7},
+        {"kind": "add_benchmark", "benchmark": {**bench, "name": "new1", "enabled": False}},
+        {"kind": "add_benchmark", "benchmark": {**bench, "name": "new2", "enabled": True}},
+    ]  # forced disabled
     mon.approve(exp["id"], "alice", proposals=proposals)
     return mon.apply(exp["id"])
 
@@ -423,11 +463,17 @@ def test_cli_prints_the_level_and_pending_expansions(tmp_path, config, capsys):
     assert out[1].startswith("trend: rising, slope +") and "rolling average 0.600 over the last 10 cycles" in out[1]
     assert "consecutive: 5 HIGH-or-above, 5 CRITICAL" in out[2]
     assert "harness: version 1, 2 thresholds, 1 benchmarks enabled, 0 disabled" in out
-    assert any(line.startswith("pending expansion 1: urgent_expansion, pending since") and "2 proposals" in line for line in out)
+    assert any(
+        line.startswith("pending expansion 1: urgent_expansion, pending since") and "2 proposals" in line
+        for line in out
+    )
 
     assert _cli(home, "--show", "1") == 0
     shown = capsys.readouterr().out
-    assert "proposal 1: raise threshold musique.recall from 0.6 to 0.7" in shown and "add benchmark musique-hard-e1" in shown
+    assert (
+        "proposal 1: raise threshold musique.recall from 0.6 to 0.7" in shown
+        and "add benchmark musique-hard-e1" in shown
+    )
 
     assert _cli(home, "--apply", "1") == 2
     assert "approve it first" in capsys.readouterr().err
@@ -462,21 +508,33 @@ def test_default_research_runs_the_agent_offline(home, config):
     assert exp["answer"] and exp["sources"]
     assert all(s["url"].startswith("https://en.wikipedia.org/wiki/") for s in exp["sources"])
     state = session_state(exp["thread_id"])
-    assert state["task"] == EXPANSION_TASK and state["settings"]["source"] == "local" and state["settings"]["corpus"] is None
+    assert (
+        state["task"] == EXPANSION_TASK
+        and state["settings"]["source"] == "local"
+        and state["settings"]["corpus"] is None
+    )
     assert state["result"]["answer"] == exp["answer"]
     assert exp["proposals"]  # the proposals do not depend on the research
 
 
 def test_proposals_read_the_bench_native_result_shape(tmp_path, tasks_file):
     """graph.bench's own result: {set: {"targets": {...}, "runs": {policy: [TaskRun dicts]}}}."""
-    config = {"thresholds": {"musique.recall_at_5": 0.8, "musique.gate_keeps_recall": 0.98},
-              "benchmarks": [{"name": "musique", "tasks": str(tasks_file), "corpus": None, "enabled": True}]}
-    snapshot = {"musique": {
-        "targets": {"recall_at_5": {"value": 0.85, "target": 0.8, "met": True},
-                    "gate_keeps_recall": {"value": 0.9, "target": 0.98, "met": False}},
-        "runs": {"saturate": [{"task_id": t, "gold_recall": r} for t, r in zip("abcd", (1.0, 1.0, 0.5, 1.0))],
-                 "fixed-5": [{"task_id": t, "gold_recall": 0.0} for t in "abcd"]},
-    }}
+    config = {
+        "thresholds": {"musique.recall_at_5": 0.8, "musique.gate_keeps_recall": 0.98},
+        "benchmarks": [{"name": "musique", "tasks": str(tasks_file), "corpus": None, "enabled": True}],
+    }
+    snapshot = {
+        "musique": {
+            "targets": {
+                "recall_at_5": {"value": 0.85, "target": 0.8, "met": True},
+                "gate_keeps_recall": {"value": 0.9, "target": 0.98, "met": False},
+            },
+            "runs": {
+                "saturate": [{"task_id": t, "gold_recall": r} for t, r in zip("abcd", (1.0, 1.0, 0.5, 1.0))],
+                "fixed-5": [{"task_id": t, "gold_recall": 0.0} for t in "abcd"],
+            },
+        }
+    }
     with Monitor(tmp_path / "monitor.db") as mon:
         mon.init_harness(config, now=T0)
         mon.record_cycle(metrics_at(0.9), snapshot, now=T0, expand=False)

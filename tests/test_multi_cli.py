@@ -15,7 +15,9 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["thread"] == "cli" and out["outcome"] == "answer"
     assert {lp["source"] for lp in out["loops"]} == {"local:musique", "titles:musique"}
-    assert all(s["tag"] in ("verified_multi", "unverified_single", "contradicted") and s["found_by"] for s in out["sources"])
+    assert all(
+        s["tag"] in ("verified_multi", "unverified_single", "contradicted") and s["found_by"] for s in out["sources"]
+    )
     assert set(out["tags"]) == {"verified_multi", "unverified_single", "contradicted"} and "key_actors" in out
     assert out["debug"]["total_queries"] == out["rounds"] == sum(out["debug"]["queries_by_source"].values())
 
@@ -39,8 +41,22 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
 
 
 def test_research_multi_flag_with_live_progress(home, musique_corpus, capsys):
-    assert main(["research", BUBYE, "--multi", "--corpus", str(musique_corpus), "--thread", "one",
-                 "--breadcrumb-limit", "1"]) == 0
+    assert (
+        main(
+            [
+                "research",
+                BUBYE,
+                "--multi",
+                "--corpus",
+                str(musique_corpus),
+                "--thread",
+                "one",
+                "--breadcrumb-limit",
+                "1",
+            ]
+        )
+        == 0
+    )
     cap = capsys.readouterr()
     assert "multi-source: local (alone)" in cap.err and "[local:musique] q1:" in cap.err
     assert "breadcrumbs: following" in cap.err and "merged:" in cap.err

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from saturate.graph.api import session_state
-from saturate.graph.api import research_multi
+from saturate.graph.api import research_multi, session_state
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.nodes.multi._loop_decision import LoopDecision, enforce_ceiling, parse_decision
 from saturate.state.source_spec import DEFAULT_DESCRIPTIONS
@@ -17,9 +16,17 @@ PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
 
 
 def decision(action: str, next_query: str | None = None, **kw) -> str:
-    return json.dumps({"action": action, "reasoning": f"because {action}", "next_query": next_query,
-                       "query_rationale": "the bridge entity", "expected_new_results": 3,
-                       "confidence_gaps_fillable": 0.7, **kw})
+    return json.dumps(
+        {
+            "action": action,
+            "reasoning": f"because {action}",
+            "next_query": next_query,
+            "query_rationale": "the bridge entity",
+            "expected_new_results": 3,
+            "confidence_gaps_fillable": 0.7,
+            **kw,
+        }
+    )
 
 
 def model_kw(server, **kw):
@@ -27,8 +34,11 @@ def model_kw(server, **kw):
 
 
 def test_valid_continue_then_stop(home, musique_source):
-    script = OllamaScript(plan=[PLAN], source_decision=[decision("continue", "Victoria Falls Zimbabwe"), decision("stop")],
-                          decide=["The waterfall is Victoria Falls [1]."])
+    script = OllamaScript(
+        plan=[PLAN],
+        source_decision=[decision("continue", "Victoria Falls Zimbabwe"), decision("stop")],
+        decide=["The waterfall is Victoria Falls [1]."],
+    )
     with OllamaServer(script) as server:
         result = research_multi(BUBYE, sources={"m": musique_source}, thread_id="v", **model_kw(server))
     state = session_state("v")
@@ -50,19 +60,24 @@ def test_valid_continue_then_stop(home, musique_source):
     assert result.debug["model_calls"] == len(script.requests) == 1 + 2 + 1
 
 
-@pytest.mark.parametrize("reply,why", [
-    ("Sure, keep going!", "no JSON object"),
-    ('{"action": "continue", "reasoning": "more"}', "invalid decision"),            # no next_query, no numbers
-    (decision("maybe"), "invalid decision: action"),
-    (decision("continue", "q", confidence_gaps_fillable=3), "confidence_gaps_fillable"),
-])
+@pytest.mark.parametrize(
+    "reply,why",
+    [
+        ("Sure, keep going!", "no JSON object"),
+        ('{"action": "continue", "reasoning": "more"}', "invalid decision"),  # no next_query, no numbers
+        (decision("maybe"), "invalid decision: action"),
+        (decision("continue", "q", confidence_gaps_fillable=3), "confidence_gaps_fillable"),
+    ],
+)
 def test_invalid_decision_falls_back_to_the_heuristic(home, musique_source, reply, why):
     script = OllamaScript(plan=[PLAN], source_decision=[reply], decide=["x [1]"])
     with OllamaServer(script) as server:
         research_multi(BUBYE, sources={"m": musique_source}, thread_id="i", **model_kw(server))
     state = session_state("i")
     loop = state["loops"][0]
-    assert loop["fallbacks"] and all("model decision unusable" in f and "heuristic decision" in f for f in loop["fallbacks"])
+    assert loop["fallbacks"] and all(
+        "model decision unusable" in f and "heuristic decision" in f for f in loop["fallbacks"]
+    )
     assert why in loop["fallbacks"][0]
     assert all(ev["decided_by"] in ("heuristic", "rule") for ev in state["audit"])
     assert loop["stop_reason"] in ("saturated", "ceiling", "empty")
@@ -77,8 +92,9 @@ def test_continue_past_the_ceiling_is_stopped_at_the_ceiling(home, musique_sourc
 
     script = OllamaScript(plan=[PLAN], source_decision=[always_continue], decide=["x [1]"])
     with OllamaServer(script) as server:
-        result = research_multi(BUBYE, sources={"m": musique_source}, thread_id="c",
-                                source_ceilings='{"local": 3}', **model_kw(server))
+        result = research_multi(
+            BUBYE, sources={"m": musique_source}, thread_id="c", source_ceilings='{"local": 3}', **model_kw(server)
+        )
     state = session_state("c")
     loop = state["loops"][0]
     assert loop["queries"] == 3 and loop["stop_reason"] == "ceiling"
@@ -107,11 +123,17 @@ def test_model_error_mid_loop_is_recorded(home, musique_source):
 
 
 def test_call_budget_trips_once_and_is_recorded(home, musique_source):
-    script = OllamaScript(plan=[PLAN], source_decision=[decision("continue", "Victoria Falls Zimbabwe")],
-                          decide=["x [1]"])
+    script = OllamaScript(
+        plan=[PLAN], source_decision=[decision("continue", "Victoria Falls Zimbabwe")], decide=["x [1]"]
+    )
     with OllamaServer(script) as server:
-        result = research_multi(BUBYE, sources={"a": musique_source, "b": musique_source}, thread_id="b",
-                                model_call_budget=3, **model_kw(server))
+        result = research_multi(
+            BUBYE,
+            sources={"a": musique_source, "b": musique_source},
+            thread_id="b",
+            model_call_budget=3,
+            **model_kw(server),
+        )
     assert len(script.requests) == 3  # plan + two decisions; nothing after the breaker tripped
     state = session_state("b")
     trips = [s for s in state["safety"] if s["kind"] == "budget"]
@@ -126,8 +148,9 @@ def test_call_budget_trips_once_and_is_recorded(home, musique_source):
 def test_token_budget_trips(home, musique_source):
     script = OllamaScript(plan=[PLAN], source_decision=[decision("stop")], decide=["x [1]"])
     with OllamaServer(script) as server:
-        result = research_multi(BUBYE, sources={"m": musique_source}, thread_id="t", model_token_budget=5,
-                                **model_kw(server))
+        result = research_multi(
+            BUBYE, sources={"m": musique_source}, thread_id="t", model_token_budget=5, **model_kw(server)
+        )
     assert len(script.requests) == 1  # the plan call used more than 5 tokens: no call started after it
     trips = [s for s in result.debug["safety"] if s["kind"] == "budget"]
     assert len(trips) == 1 and "model_token_budget 5 spent" in trips[0]["detail"]

@@ -6,11 +6,12 @@ import json
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
+from saturate.graph.api import research_multi, session_state
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.api import research_multi
-from saturate.graph.api import session_state
 from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
 from saturate.state.multi_state import initial_multi_state
@@ -31,23 +32,30 @@ class SleepyCorpus(LocalCorpus):
 
 
 def specs_for(names_kinds, settings):
-    return [resolve(SourceSpec(name=n, kind=k), settings.source_ceilings, settings.source_descriptions)
-            for n, k in names_kinds]
+    return [
+        resolve(SourceSpec(name=n, kind=k), settings.source_ceilings, settings.source_descriptions)
+        for n, k in names_kinds
+    ]
 
 
 def run_graph(task, sources: dict, kinds: dict | None = None, **overrides):
     settings = load_settings({"cache_ttl_s": 0, **overrides}, env={})
     specs = specs_for([(n, (kinds or {}).get(n, "local")) for n in sources], settings)
     first = next(iter(sources.values()))
-    return build_multi_graph().invoke(initial_multi_state(task, settings, specs), context=Context(source=first, sources=sources))
+    return build_multi_graph().invoke(
+        initial_multi_state(task, settings, specs), context=Context(source=first, sources=sources)
+    )
 
 
 @pytest.fixture(scope="module")
 def subset_corpus(musique_corpus, tmp_path_factory):
     """A second real corpus sharing documents with musique: its river, falls and Zimbabwe paragraphs."""
     path = tmp_path_factory.mktemp("subset") / "subset.jsonl"
-    keep = [line for line in musique_corpus.open(encoding="utf-8")
-            if any(w in json.loads(line)["text"] for w in ("Zimbabwe", "waterfall", "Falls", "Bubye"))]
+    keep = [
+        line
+        for line in musique_corpus.open(encoding="utf-8")
+        if any(w in json.loads(line)["text"] for w in ("Zimbabwe", "waterfall", "Falls", "Bubye"))
+    ]
     path.write_text("".join(keep), encoding="utf-8")
     return path
 
@@ -69,7 +77,10 @@ def test_loops_run_concurrently(musique_corpus, tmp_path):
 
 
 def test_cross_source_dedup_with_attribution(musique_corpus, subset_corpus, tmp_path):
-    sources = {"musique": LocalCorpus.open(musique_corpus, tmp_path / "i"), "subset": LocalCorpus.open(subset_corpus, tmp_path / "i")}
+    sources = {
+        "musique": LocalCorpus.open(musique_corpus, tmp_path / "i"),
+        "subset": LocalCorpus.open(subset_corpus, tmp_path / "i"),
+    }
     out = run_graph(BUBYE, sources, breadcrumb_limit=2)
     merged = out["merged"]
     ids = [i for e in merged for i in e["ids"]]
@@ -90,23 +101,44 @@ def test_cross_source_dedup_with_attribution(musique_corpus, subset_corpus, tmp_
 def test_same_corpus_two_kinds_merge_by_url(musique_corpus, tmp_path, home):
     c = str(musique_corpus)
     result = research_multi(BUBYE, sources=f"local:{c},titles:{c}", thread_id="kinds")
-    assert [(lp.source, lp.phase) for lp in result.loops if lp.phase == "loop"] == [("local:musique", "loop"), ("titles:musique", "loop")]
+    assert [(lp.source, lp.phase) for lp in result.loops if lp.phase == "loop"] == [
+        ("local:musique", "loop"),
+        ("titles:musique", "loop"),
+    ]
     bubye = next(s for s in result.sources if s.title == "Bubye River")
     assert {f.source for f in bubye.found_by} == {"local:musique", "titles:musique"}
-    assert {lp.source: lp.ceiling for lp in result.loops if lp.phase == "loop"} == {"local:musique": 6, "titles:musique": 3}
+    assert {lp.source: lp.ceiling for lp in result.loops if lp.phase == "loop"} == {
+        "local:musique": 6,
+        "titles:musique": 3,
+    }
 
 
 @hsettings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ceiling=st.integers(1, 4), share=st.sampled_from([0.0, 0.5, 0.8, 1.0]), k=st.integers(1, 5),
-       empty=st.integers(1, 3), leads=st.integers(0, 3))
+@given(
+    ceiling=st.integers(1, 4),
+    share=st.sampled_from([0.0, 0.5, 0.8, 1.0]),
+    k=st.integers(1, 5),
+    empty=st.integers(1, 3),
+    leads=st.integers(0, 3),
+)
 def test_ceilings_hold(musique_source, ceiling, share, k, empty, leads):
     sources = {"a": musique_source, "b": musique_source}
-    out = run_graph(BUBYE, sources, source_ceilings={"local": ceiling}, duplicate_stop_share=share,
-                    results_per_query=k, empty_stop_queries=empty, breadcrumb_limit=leads)
+    out = run_graph(
+        BUBYE,
+        sources,
+        source_ceilings={"local": ceiling},
+        duplicate_stop_share=share,
+        results_per_query=k,
+        empty_stop_queries=empty,
+        breadcrumb_limit=leads,
+    )
     for lp in out["loops"]:
         limit = ceiling if lp["phase"] == "loop" else leads
         assert lp["queries"] <= limit
-        assert sum(1 for ev in out["audit"] if ev["source"] == lp["source"] and ev["phase"] == lp["phase"]) == lp["queries"]
+        assert (
+            sum(1 for ev in out["audit"] if ev["source"] == lp["source"] and ev["phase"] == lp["phase"])
+            == lp["queries"]
+        )
     loops = [lp for lp in out["loops"] if lp["phase"] == "loop"]
     assert all(lp["stop_reason"] in ("ceiling", "saturated", "empty") for lp in loops)
     assert all(lp["queries"] == ceiling for lp in loops if lp["stop_reason"] == "ceiling")
@@ -139,8 +171,13 @@ def test_timeout_trips_and_is_recorded(musique_corpus, musique_source, tmp_path,
     slow = SleepyCorpus.open(musique_corpus, tmp_path / "index")
     slow.sleep_s = 1.0
     t0 = time.perf_counter()
-    result = research_multi(BUBYE, sources={"slow": slow, "fast": musique_source}, thread_id="to",
-                            source_loop_timeout_s=0.3, breadcrumb_limit=0)
+    result = research_multi(
+        BUBYE,
+        sources={"slow": slow, "fast": musique_source},
+        thread_id="to",
+        source_loop_timeout_s=0.3,
+        breadcrumb_limit=0,
+    )
     assert time.perf_counter() - t0 < 1.0  # the hanging search was not waited for
     loop = next(lp for lp in result.loops if lp.source == "slow")
     assert loop.stop_reason == "timeout" and loop.timed_out and loop.elapsed_s < 0.6
@@ -161,7 +198,16 @@ def test_audit_events_are_checkpointed(musique_corpus, home):
     assert state["kind"] == "multi" and state["audit"]
     for ev in state["audit"]:
         assert ev["session"] == "aud" and ev["source"] in ("local:musique", "titles:musique")
-        assert {"query_no", "query", "total", "new", "duplicates", "incremental_pct", "reasoning", "action"} <= ev.keys()
+        assert {
+            "query_no",
+            "query",
+            "total",
+            "new",
+            "duplicates",
+            "incremental_pct",
+            "reasoning",
+            "action",
+        } <= ev.keys()
         assert ev["reasoning"]
     per = {}
     for ev in state["audit"]:
@@ -180,7 +226,8 @@ def test_runs_are_reproducible(musique_source):
 def test_interrupted_session_resumes(musique_corpus, musique_source, home):
     from saturate.graph.api import resume
     from saturate.graph.paths import home_dir
-    from saturate.graph.session import InputError, config as _config, open_checkpointer
+    from saturate.graph.session import InputError, open_checkpointer
+    from saturate.graph.session import config as _config
     from saturate.sources import open_sources, resolve_specs
 
     c = str(musique_corpus)
@@ -188,8 +235,11 @@ def test_interrupted_session_resumes(musique_corpus, musique_source, home):
     specs = resolve_specs(settings)
     with open_checkpointer(home_dir()) as saver:  # stop after the loops have been merged
         graph = build_multi_graph(checkpointer=saver, interrupt_after=["merge"])
-        graph.invoke(initial_multi_state(BUBYE, settings, specs), _config("r"),
-                     context=Context(source=None, sources=open_sources(specs, settings, home_dir())))
+        graph.invoke(
+            initial_multi_state(BUBYE, settings, specs),
+            _config("r"),
+            context=Context(source=None, sources=open_sources(specs, settings, home_dir())),
+        )
     state = session_state("r")
     assert state["_next"] == ["breadcrumbs"] and state["merged"] and not state["result"]
     result = resume("r")  # graph.resume recognises the multi-source thread
@@ -200,8 +250,11 @@ def test_interrupted_session_resumes(musique_corpus, musique_source, home):
     with open_checkpointer(home_dir()) as saver:
         graph = build_multi_graph(checkpointer=saver, interrupt_after=["merge"])
         objs = {"m": musique_source}
-        graph.invoke(initial_multi_state(BUBYE, settings, resolve_specs(settings, ["m"])), _config("o"),
-                     context=Context(source=musique_source, sources=objs))
+        graph.invoke(
+            initial_multi_state(BUBYE, settings, resolve_specs(settings, ["m"])),
+            _config("o"),
+            context=Context(source=musique_source, sources=objs),
+        )
     with pytest.raises(InputError, match="pass them again"):
         resume("o")
     assert resume("o", sources=objs).outcome == "answer"

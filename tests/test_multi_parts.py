@@ -8,34 +8,50 @@ import time
 import pytest
 
 from saturate.graph.build_multi import build_multi_graph
-from saturate.sources import resolve_specs
 from saturate.nodes._budget import ModelBudget
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
+from saturate.nodes._entities import extract_entities
 from saturate.nodes.multi.breadcrumbs import rank_leads
 from saturate.nodes.multi.merge import canonical_url, merge_hits
 from saturate.nodes.multi.profiles import key_actors
 from saturate.nodes.multi.triangulate import triangulate_entries
+from saturate.sources import resolve_specs
 from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
-from saturate.nodes._entities import extract_entities
 from saturate.state.multi_state import initial_multi_state
 from saturate.state.settings import SettingsError, load_settings
 from saturate.state.source_spec import SourceSpec, resolve
-
 
 # ------------------------------------------------------------------ settings: the configured sources
 
 
 def test_source_specs_parse_and_resolve():
-    s = load_settings({"sources": "local:../shared/data/musique/corpus.jsonl,titles:data/a.jsonl@2,ddg,wiki,local:x.jsonl,local:y/x.jsonl"}, env={})
+    s = load_settings(
+        {
+            "sources": "local:../shared/data/musique/corpus.jsonl,titles:data/a.jsonl@2,ddg,wiki,"
+            "local:x.jsonl,local:y/x.jsonl"
+        },
+        env={},
+    )
     assert [(x.name, x.kind, x.ceiling) for x in s.sources] == [
-        ("local:musique", "local", None), ("titles:a", "titles", 2), ("ddg", "ddg", None), ("wiki", "wiki", None),
-        ("local:x", "local", None), ("local:x#2", "local", None)]
+        ("local:musique", "local", None),
+        ("titles:a", "titles", 2),
+        ("ddg", "ddg", None),
+        ("wiki", "wiki", None),
+        ("local:x", "local", None),
+        ("local:x#2", "local", None),
+    ]
     specs = resolve_specs(s)
     assert [x["ceiling"] for x in specs] == [6, 2, 6, 6, 6, 6]
     assert specs[2]["description"].startswith("DuckDuckGo")
-    js = load_settings({"sources": '[{"name": "deep", "kind": "local", "corpus": "a.jsonl", "ceiling": 4, '
-                                   '"description": "my corpus"}, "ddg"]', "source_ceilings": '{"ddg": 2}'}, env={})
+    js = load_settings(
+        {
+            "sources": '[{"name": "deep", "kind": "local", "corpus": "a.jsonl", "ceiling": 4, '
+            '"description": "my corpus"}, "ddg"]',
+            "source_ceilings": '{"ddg": 2}',
+        },
+        env={},
+    )
     assert [(x["name"], x["ceiling"], x["description"]) for x in resolve_specs(js)][0] == ("deep", 4, "my corpus")
     assert resolve_specs(js)[1]["ceiling"] == 2
     assert load_settings(s.model_dump(), env={}).sources == s.sources  # checkpointed settings round-trip
@@ -45,11 +61,17 @@ def test_source_specs_parse_and_resolve():
     assert [(x["name"], x["kind"], x["corpus"]) for x in default] == [("local:musique", "local", "c/musique.jsonl")]
 
 
-@pytest.mark.parametrize("value,msg", [
-    ("foo", "KIND[:CORPUS][@CEILING]"), ("ddg:x.jsonl", "takes no corpus"), ("titles", "needs a corpus"),
-    ("local:a.jsonl@0", "ceiling"), ('[{"name": "a", "kind": "local"}, {"name": "a", "kind": "wiki"}]', "two sources are named"),
-    ("[not json", "JSON list"),
-])
+@pytest.mark.parametrize(
+    "value,msg",
+    [
+        ("foo", "KIND[:CORPUS][@CEILING]"),
+        ("ddg:x.jsonl", "takes no corpus"),
+        ("titles", "needs a corpus"),
+        ("local:a.jsonl@0", "ceiling"),
+        ('[{"name": "a", "kind": "local"}, {"name": "a", "kind": "wiki"}]', "two sources are named"),
+        ("[not json", "JSON list"),
+    ],
+)
 def test_bad_source_specs_are_rejected(value, msg):
     with pytest.raises(SettingsError, match="sources") as err:
         load_settings({"sources": value}, env={})
@@ -67,9 +89,11 @@ def test_bad_ceiling_tables_are_rejected():
 
 
 def test_entity_kinds():
-    text = ("Dr. Jane Smith joined the Tennessee Bureau of Investigation (TBI) in 2001. The SR-71 was built by "
-            "Lockheed Corporation; see ISBN 978-0-689-71173-5 and doi 10.1000/xyz123. Peter Bonetti (born 1941) is "
-            "an English goalkeeper. The bridge over the Tully River is 8 km long.")
+    text = (
+        "Dr. Jane Smith joined the Tennessee Bureau of Investigation (TBI) in 2001. The SR-71 was built by "
+        "Lockheed Corporation; see ISBN 978-0-689-71173-5 and doi 10.1000/xyz123. Peter Bonetti (born 1941) is "
+        "an English goalkeeper. The bridge over the Tully River is 8 km long."
+    )
     kinds = {e.name: e.kind for e in extract_entities(text)}
     assert kinds["Jane Smith"] == "person" and kinds["Peter Bonetti"] == "person"
     assert kinds["Tennessee Bureau of Investigation"] == "organisation" and kinds["TBI"] == "organisation"
@@ -80,15 +104,28 @@ def test_entity_kinds():
 
 
 def _entry(i, title, snippet, url=None):
-    return {"key": f"k{i}", "url": url or f"local://c/{i}", "urls": [url or f"local://c/{i}"], "id": str(i),
-            "ids": [str(i)], "title": title, "snippet": snippet, "sources": ["s"], "found_by": []}
+    return {
+        "key": f"k{i}",
+        "url": url or f"local://c/{i}",
+        "urls": [url or f"local://c/{i}"],
+        "id": str(i),
+        "ids": [str(i)],
+        "title": title,
+        "snippet": snippet,
+        "sources": ["s"],
+        "found_by": [],
+    }
 
 
 def test_leads_ranked_identifiers_organisations_people_other():
     task = "Which aircraft did the Skunk Works team build for the reconnaissance program?"
     merged = [
-        _entry(1, "Skunk Works", "The Skunk Works team built the SR-71 for the reconnaissance program of Lockheed "
-                                 "Corporation, led by Kelly Johnson (born 1910) at the Burbank plant."),
+        _entry(
+            1,
+            "Skunk Works",
+            "The Skunk Works team built the SR-71 for the reconnaissance program of Lockheed "
+            "Corporation, led by Kelly Johnson (born 1910) at the Burbank plant.",
+        ),
         _entry(2, "Reconnaissance", "The reconnaissance program flew from Beale Air Force Base in California."),
     ]
     ranked = rank_leads(task, merged, [task])
@@ -103,9 +140,14 @@ def test_leads_ranked_identifiers_organisations_people_other():
 def test_breadcrumbs_are_followed_within_the_limit(musique_source):
     task = "What is the name of the waterfall in the country where the Bubye River is found?"
     settings = load_settings({"breadcrumb_limit": 2, "cache_ttl_s": 0}, env={})
-    specs = [resolve(SourceSpec(name=n, kind="local"), settings.source_ceilings, settings.source_descriptions) for n in ("a", "b")]
-    out = build_multi_graph().invoke(initial_multi_state(task, settings, specs),
-                                     context=Context(source=musique_source, sources={"a": musique_source, "b": musique_source}))
+    specs = [
+        resolve(SourceSpec(name=n, kind="local"), settings.source_ceilings, settings.source_descriptions)
+        for n in ("a", "b")
+    ]
+    out = build_multi_graph().invoke(
+        initial_multi_state(task, settings, specs),
+        context=Context(source=musique_source, sources={"a": musique_source, "b": musique_source}),
+    )
     followed = [lead for lead in out["leads"] if lead["followed"]]
     assert len(followed) == 2 and followed[0]["name"] == "Zimbabwe"
     crumbs = [ev for ev in out["audit"] if ev["phase"] == "breadcrumb"]
@@ -113,14 +155,18 @@ def test_breadcrumbs_are_followed_within_the_limit(musique_source):
     assert all(lp["queries"] <= 2 for lp in out["loops"] if lp["phase"] == "breadcrumb")
     found = [e for e in out["merged"] if any(f["phase"] == "breadcrumb" for f in e["found_by"])]
     assert found, "what the breadcrumbs found is merged with its attribution"
-    assert [lead["name"] for lead in out["result"]["debug"]["leads"] if lead["followed"]] == [f["name"] for f in followed]
+    assert [lead["name"] for lead in out["result"]["debug"]["leads"] if lead["followed"]] == [
+        f["name"] for f in followed
+    ]
 
 
 def test_no_breadcrumbs_when_the_limit_is_zero(musique_source):
     settings = load_settings({"breadcrumb_limit": 0}, env={})
     specs = [resolve(SourceSpec(name="a", kind="local"), settings.source_ceilings, settings.source_descriptions)]
-    out = build_multi_graph().invoke(initial_multi_state("Bubye River", settings, specs),
-                                     context=Context(source=musique_source, sources={"a": musique_source}))
+    out = build_multi_graph().invoke(
+        initial_multi_state("Bubye River", settings, specs),
+        context=Context(source=musique_source, sources={"a": musique_source}),
+    )
     assert not [ev for ev in out["audit"] if ev["phase"] == "breadcrumb"] and out["result"]
 
 
@@ -133,12 +179,17 @@ def test_canonical_urls_and_text_fingerprints_merge():
     r2 = {"id": "1", "url": "local://two/1", "title": "Bubye River", "snippet": "The Bubye  River is in Zimbabwe."}
     r3 = {"id": "x", "url": "https://www.example.com/p", "title": "P", "snippet": "p"}
     r4 = {"id": "y", "url": "http://example.com/p/", "title": "P mirror", "snippet": "other text"}
-    hits = [{"source": s, "phase": "loop", "query_no": 1, "query": q, "rank": i, "result": r}
-            for i, (s, q, r) in enumerate([("b", "qb", r2), ("a", "qa", r1), ("a", "qa", r3), ("b", "qb", r4)])]
+    hits = [
+        {"source": s, "phase": "loop", "query_no": 1, "query": q, "rank": i, "result": r}
+        for i, (s, q, r) in enumerate([("b", "qb", r2), ("a", "qa", r1), ("a", "qa", r3), ("b", "qb", r4)])
+    ]
     merged = merge_hits(hits, ["a", "b"])
     assert len(merged) == 2
     assert merged[0]["title"] == "Bubye River" and merged[0]["sources"] == ["a", "b"]
-    assert merged[0]["found_by"] == [{"source": "a", "query": "qa", "phase": "loop"}, {"source": "b", "query": "qb", "phase": "loop"}]
+    assert merged[0]["found_by"] == [
+        {"source": "a", "query": "qa", "phase": "loop"},
+        {"source": "b", "query": "qb", "phase": "loop"},
+    ]
     assert merged[1]["urls"] == ["https://www.example.com/p", "http://example.com/p/"]
 
 
@@ -147,12 +198,42 @@ def test_canonical_urls_and_text_fingerprints_merge():
 
 def test_triangulation_tags():
     entries = [
-        _entry(1, "Sydney Harbour Bridge", "The Sydney Harbour Bridge opened in 1932 after eight years of construction work.", "https://nsw.gov.au/bridge"),
-        _entry(2, "Harbour Bridge history", "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long.", "https://history.com/bridge"),
-        _entry(3, "Bridge copy", "The Sydney Harbour Bridge opened in 1932 after eight years of construction work.", "https://copycat.net/b"),
-        _entry(4, "Melbourne", "Melbourne is the capital of the state of Victoria in Australia and its largest city.", "https://melb.org/x"),
-        _entry(5, "Tower Bridge", "Tower Bridge in London was completed in 1894 after eight years of construction work.", "https://a.org/t"),
-        _entry(6, "Tower Bridge facts", "Tower Bridge in London was completed in 1886 after eight years of construction work.", "https://b.org/t"),
+        _entry(
+            1,
+            "Sydney Harbour Bridge",
+            "The Sydney Harbour Bridge opened in 1932 after eight years of construction work.",
+            "https://nsw.gov.au/bridge",
+        ),
+        _entry(
+            2,
+            "Harbour Bridge history",
+            "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long.",
+            "https://history.com/bridge",
+        ),
+        _entry(
+            3,
+            "Bridge copy",
+            "The Sydney Harbour Bridge opened in 1932 after eight years of construction work.",
+            "https://copycat.net/b",
+        ),
+        _entry(
+            4,
+            "Melbourne",
+            "Melbourne is the capital of the state of Victoria in Australia and its largest city.",
+            "https://melb.org/x",
+        ),
+        _entry(
+            5,
+            "Tower Bridge",
+            "Tower Bridge in London was completed in 1894 after eight years of construction work.",
+            "https://a.org/t",
+        ),
+        _entry(
+            6,
+            "Tower Bridge facts",
+            "Tower Bridge in London was completed in 1886 after eight years of construction work.",
+            "https://b.org/t",
+        ),
     ]
     tags = triangulate_entries(entries)
     assert tags["k1"]["tag"] == "verified_multi" and "k2" in tags["k1"]["with"]
@@ -165,8 +246,18 @@ def test_triangulation_tags():
 
 def test_same_domain_is_not_independent():
     entries = [
-        _entry(1, "A", "The Sydney Harbour Bridge opened in 1932 after eight years of construction work.", "https://x.com/a"),
-        _entry(2, "B", "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long.", "https://blog.x.com/b"),
+        _entry(
+            1,
+            "A",
+            "The Sydney Harbour Bridge opened in 1932 after eight years of construction work.",
+            "https://x.com/a",
+        ),
+        _entry(
+            2,
+            "B",
+            "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long.",
+            "https://blog.x.com/b",
+        ),
     ]
     assert {t["tag"] for t in triangulate_entries(entries).values()} == {"unverified_single"}
 
@@ -174,22 +265,48 @@ def test_same_domain_is_not_independent():
 def test_tags_and_key_actors_in_the_result(home):
     from saturate.graph.api import research_multi
 
-    gov = LocalCorpus.from_records([
-        {"id": "1", "title": "Sydney Harbour Bridge", "url": "https://www.nsw.gov.au/bridge",
-         "text": "The Sydney Harbour Bridge opened in 1932 after eight years of construction work. John Bradfield "
-                 "(born 1867) was the chief engineer of the Sydney Harbour Bridge. Dorman Long built the arch."},
-        {"id": "2", "title": "John Bradfield", "url": "https://www.nsw.gov.au/bradfield",
-         "text": "John Bradfield was an Australian civil engineer who designed the Sydney Harbour Bridge."},
-    ], "gov")
-    press = LocalCorpus.from_records([
-        {"id": "a", "title": "Harbour Bridge at 90", "url": "https://www.smh.com.au/bridge90",
-         "text": "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long. "
-                 "John Bradfield oversaw the Sydney Harbour Bridge project for the state."},
-        {"id": "b", "title": "Bridge myths", "url": "https://www.myths.com/bridge",
-         "text": "The Sydney Harbour Bridge opened in 1930 after eight years of construction work, some say."},
-    ], "press")
-    result = research_multi("When did the Sydney Harbour Bridge open and who was its engineer?",
-                            sources={"gov": gov, "press": press}, thread_id="tri")
+    gov = LocalCorpus.from_records(
+        [
+            {
+                "id": "1",
+                "title": "Sydney Harbour Bridge",
+                "url": "https://www.nsw.gov.au/bridge",
+                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of construction work. "
+                "John Bradfield (born 1867) was the chief engineer of the Sydney Harbour Bridge. "
+                "Dorman Long built the arch.",
+            },
+            {
+                "id": "2",
+                "title": "John Bradfield",
+                "url": "https://www.nsw.gov.au/bradfield",
+                "text": "John Bradfield was an Australian civil engineer who designed the Sydney Harbour Bridge.",
+            },
+        ],
+        "gov",
+    )
+    press = LocalCorpus.from_records(
+        [
+            {
+                "id": "a",
+                "title": "Harbour Bridge at 90",
+                "url": "https://www.smh.com.au/bridge90",
+                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long. "
+                "John Bradfield oversaw the Sydney Harbour Bridge project for the state.",
+            },
+            {
+                "id": "b",
+                "title": "Bridge myths",
+                "url": "https://www.myths.com/bridge",
+                "text": "The Sydney Harbour Bridge opened in 1930 after eight years of construction work, some say.",
+            },
+        ],
+        "press",
+    )
+    result = research_multi(
+        "When did the Sydney Harbour Bridge open and who was its engineer?",
+        sources={"gov": gov, "press": press},
+        thread_id="tri",
+    )
     tags = {s.url: s.tag for s in result.sources}
     assert tags["https://www.smh.com.au/bridge90"] in ("verified_multi", "contradicted")
     assert tags["https://www.myths.com/bridge"] == "contradicted"
@@ -205,9 +322,19 @@ def test_tags_and_key_actors_in_the_result(home):
 def test_key_actors_profile_fields():
     task = "Which engineer designed the Sydney Harbour Bridge?"
     merged = [
-        _entry(1, "Sydney Harbour Bridge", "The Sydney Harbour Bridge opened in 1932. John Bradfield designed the Sydney Harbour Bridge."),
-        _entry(2, "John Bradfield", "John Bradfield was an Australian engineer. Bradfield was born in 1867 in Sandgate."),
-        _entry(3, "Bradfield Highway", "The Bradfield Highway crosses the Sydney Harbour Bridge, named after John Bradfield."),
+        _entry(
+            1,
+            "Sydney Harbour Bridge",
+            "The Sydney Harbour Bridge opened in 1932. John Bradfield designed the Sydney Harbour Bridge.",
+        ),
+        _entry(
+            2, "John Bradfield", "John Bradfield was an Australian engineer. Bradfield was born in 1867 in Sandgate."
+        ),
+        _entry(
+            3,
+            "Bradfield Highway",
+            "The Bradfield Highway crosses the Sydney Harbour Bridge, named after John Bradfield.",
+        ),
     ]
     actors = key_actors(task, merged)
     b = next(a for a in actors if a["name"] == "John Bradfield")

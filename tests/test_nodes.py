@@ -6,9 +6,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from saturate.graph import research, session_state
 from saturate.nodes._model import strip_think
+from saturate.nodes._salience import gap_query, salient_phrases
 from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
 from saturate.nodes.compress import extractive_merge, first_knowledge
-from saturate.nodes._salience import gap_query, salient_phrases
 from saturate.nodes.search import simplify
 from saturate.state.text import term_set
 
@@ -92,8 +92,15 @@ class Broken(GenericFakeChatModel):
 
 
 def test_model_failure_is_recorded_and_heuristics_take_over(home, musique_source):
-    result = research(BUBYE, thread_id="b", source=musique_source, chat_model=Broken(messages=iter([])),
-                      mode="fixed", fixed_rounds=3, seed=0)
+    result = research(
+        BUBYE,
+        thread_id="b",
+        source=musique_source,
+        chat_model=Broken(messages=iter([])),
+        mode="fixed",
+        fixed_rounds=3,
+        seed=0,
+    )
     recs = session_state("b")["records"]
     for r in recs[1:]:
         assert r["planner"] == "gap-terms" and r["compress"] == "extractive"
@@ -103,8 +110,14 @@ def test_model_failure_is_recorded_and_heuristics_take_over(home, musique_source
 
 
 def test_sentence_start_capitals_and_possessives_are_not_new_names():
-    results = [res("1", "Photosynthesis", "Biological processes convert light. The Calvin cycle fixes carbon. Sun's light drives it."),
-               res("2", "Chlorophyll", "Chlorophyll absorbs light from the Sun in the Calvin cycle.")]
+    results = [
+        res(
+            "1",
+            "Photosynthesis",
+            "Biological processes convert light. The Calvin cycle fixes carbon. Sun's light drives it.",
+        ),
+        res("2", "Chlorophyll", "Chlorophyll absorbs light from the Sun in the Calvin cycle."),
+    ]
     phrases = salient_phrases("How does photosynthesis convert light?", results, used_terms=set())
     assert "Biological" not in phrases  # capitalised only because a sentence starts there
     assert "Calvin" in phrases and "Sun" in phrases and "Sun's" not in phrases

@@ -28,8 +28,9 @@ def test_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
     pytest.importorskip("ipykernel", reason="notebook tests need ipykernel (pip install -e '.[test]')")
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's throwaway data directory goes under pytest's tmp
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    )
     t0 = time.monotonic()
     client.execute()  # raises CellExecutionError, with the cell and traceback, when a cell fails
     elapsed = time.monotonic() - t0

@@ -8,12 +8,11 @@ import socket
 import pytest
 
 from saturate.graph import research, resume, session_state
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
 from saturate.graph.models import ModelUnavailable
 from saturate.nodes.compress import COMPRESS
 from saturate.nodes.plan_query import GAP_QUERY
-
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
@@ -32,8 +31,9 @@ def test_full_session_with_model(home, musique_source):
         decide=["The waterfall is Victoria Falls [2], in Zimbabwe [1], not [42]."],
     )
     with OllamaServer(script) as server:
-        result = research(BUBYE, thread_id="m", source=musique_source, novelty_method="model",
-                          novelty_epsilon=0.0, **model_kw(server))
+        result = research(
+            BUBYE, thread_id="m", source=musique_source, novelty_method="model", novelty_epsilon=0.0, **model_kw(server)
+        )
     state = session_state("m")
     recs = state["records"]
     # the initial plan: two complementary queries, rounds 1-2; round 3 from the gap prompt, first line, unquoted
@@ -55,15 +55,23 @@ def test_full_session_with_model(home, musique_source):
     assert recs[0]["model_calls_by_node"] == {"plan": 1, "novelty": 1}
     assert recs[0]["model_tokens"]["in"] > 0 and recs[0]["model_tokens"]["out"] > 0
     assert result.debug["model_calls"] == len(script.requests) == 1 + 3 + 1 + 1 + 1
-    assert result.debug["model_tokens"]["in"] == sum(r["model_tokens"].get("in", 0) for r in recs) + \
-        sum(len(m["content"].split()) for m in script.by_role("decide")[0]["messages"])
+    assert result.debug["model_tokens"]["in"] == sum(r["model_tokens"].get("in", 0) for r in recs) + sum(
+        len(m["content"].split()) for m in script.by_role("decide")[0]["messages"]
+    )
 
 
 def test_what_the_client_sent(home, musique_source):
     script = OllamaScript(plan=[PLAN], novelty=["7"], gap=["a gap query"], compress=["- fact"], decide=["x [1]"])
     with OllamaServer(script) as server:
-        research(BUBYE, thread_id="s", source=musique_source, novelty_method="model", mode="fixed", fixed_rounds=3,
-                 **model_kw(server, num_ctx=4096))
+        research(
+            BUBYE,
+            thread_id="s",
+            source=musique_source,
+            novelty_method="model",
+            mode="fixed",
+            fixed_rounds=3,
+            **model_kw(server, num_ctx=4096),
+        )
     for req in script.requests:
         assert req["model"] == "qwen-test" and req["options"]["num_ctx"] == 4096
     nov = script.by_role("novelty")[0]
@@ -82,14 +90,27 @@ def test_what_the_client_sent(home, musique_source):
 
 @pytest.mark.parametrize(
     "reply,score,fallback",
-    [("7", 7.0, None), ("Score: 4 of 10", 4.0, None), ("lots of new things", 5.0, "no integer"),
-     ("42", 10.0, "clamped"), ("-3", 0.0, "clamped"), ("<think>maybe 1</think>6", 6.0, None)],
+    [
+        ("7", 7.0, None),
+        ("Score: 4 of 10", 4.0, None),
+        ("lots of new things", 5.0, "no integer"),
+        ("42", 10.0, "clamped"),
+        ("-3", 0.0, "clamped"),
+        ("<think>maybe 1</think>6", 6.0, None),
+    ],
 )
 def test_novelty_replies(home, musique_source, reply, score, fallback):
     script = OllamaScript(plan=[PLAN], novelty=[reply], compress=["- fact"], decide=["x [1]"])
     with OllamaServer(script) as server:
-        research(BUBYE, thread_id="n", source=musique_source, novelty_method="model", mode="fixed", fixed_rounds=1,
-                 **model_kw(server))
+        research(
+            BUBYE,
+            thread_id="n",
+            source=musique_source,
+            novelty_method="model",
+            mode="fixed",
+            fixed_rounds=1,
+            **model_kw(server),
+        )
     rec = session_state("n")["records"][0]
     assert rec["novelty"] == score
     if fallback:
@@ -99,8 +120,11 @@ def test_novelty_replies(home, musique_source, reply, score, fallback):
 
 
 def test_unusable_plan_is_asked_again_then_falls_back(home, musique_source):
-    script = OllamaScript(plan=["Sure! Here are some queries: first, second", "{'queries': ['only one query',]}"],
-                          novelty=["8"], decide=["x [1]"])
+    script = OllamaScript(
+        plan=["Sure! Here are some queries: first, second", "{'queries': ['only one query',]}"],
+        novelty=["8"],
+        decide=["x [1]"],
+    )
     with OllamaServer(script) as server:
         research(BUBYE, thread_id="p", source=musique_source, mode="fixed", fixed_rounds=1, **model_kw(server))
     state = session_state("p")
@@ -131,8 +155,15 @@ def test_unreachable_at_start_fails_naming_the_host(home, musique_source, capsys
 
 def test_unreachable_at_start_can_continue_heuristically(home, musique_source):
     host = f"http://127.0.0.1:{_free_port()}"
-    result = research(BUBYE, thread_id="h", source=musique_source, model="ollama:qwen-test", ollama_host=host,
-                      on_model_error="heuristic", novelty_method="model")
+    result = research(
+        BUBYE,
+        thread_id="h",
+        source=musique_source,
+        model="ollama:qwen-test",
+        ollama_host=host,
+        on_model_error="heuristic",
+        novelty_method="model",
+    )
     assert result.outcome == "answer" and result.debug["model_calls"] == 0
     assert any("unavailable at start" in n and "heuristic" in n for n in result.debug["notes"])
     recs = session_state("h")["records"]
@@ -146,11 +177,23 @@ def test_model_not_pulled(home, musique_source):
 
 
 def test_http_500_mid_session_is_recorded_and_heuristics_finish(home, musique_source):
-    script = OllamaScript(plan=[PLAN], novelty=["9", {"status": 500}], gap=[{"status": 500}],
-                          compress=[{"status": 500}], decide=[{"status": 500}])
+    script = OllamaScript(
+        plan=[PLAN],
+        novelty=["9", {"status": 500}],
+        gap=[{"status": 500}],
+        compress=[{"status": 500}],
+        decide=[{"status": 500}],
+    )
     with OllamaServer(script) as server:
-        result = research(BUBYE, thread_id="e", source=musique_source, novelty_method="model", mode="fixed",
-                          fixed_rounds=3, **model_kw(server))
+        result = research(
+            BUBYE,
+            thread_id="e",
+            source=musique_source,
+            novelty_method="model",
+            mode="fixed",
+            fixed_rounds=3,
+            **model_kw(server),
+        )
     recs = session_state("e")["records"]
     assert recs[1]["novelty_method"] == "heuristic" and any("novelty model" in e for e in recs[1]["errors"])
     assert recs[1]["compress"] == "extractive" and any("compress model" in e for e in recs[1]["errors"])
@@ -162,8 +205,16 @@ def test_http_500_mid_session_is_recorded_and_heuristics_finish(home, musique_so
 def test_slow_reply_beyond_timeout(home, musique_source):
     script = OllamaScript(plan=[PLAN], novelty=[{"sleep": 2.0, "text": "9"}], decide=["x [1]"])
     with OllamaServer(script) as server:
-        result = research(BUBYE, thread_id="t", source=musique_source, novelty_method="model", mode="fixed",
-                          fixed_rounds=1, model_timeout_s=0.5, **model_kw(server))
+        result = research(
+            BUBYE,
+            thread_id="t",
+            source=musique_source,
+            novelty_method="model",
+            mode="fixed",
+            fixed_rounds=1,
+            model_timeout_s=0.5,
+            **model_kw(server),
+        )
     rec = session_state("t")["records"][0]
     assert rec["novelty_method"] == "heuristic"
     assert any("Timeout" in e for e in rec["errors"]), rec["errors"]
@@ -171,11 +222,27 @@ def test_slow_reply_beyond_timeout(home, musique_source):
 
 
 def test_cli_model_flag_and_resume_rebuilds_the_model(home, musique_source, musique_corpus, capsys):
-    script = OllamaScript(plan=[PLAN], novelty=["8", "8", "1"], gap=["Victoria Falls"], compress=["- f"],
-                          decide=["Victoria Falls [1]."])
+    script = OllamaScript(
+        plan=[PLAN], novelty=["8", "8", "1"], gap=["Victoria Falls"], compress=["- f"], decide=["Victoria Falls [1]."]
+    )
     with OllamaServer(script) as server:
-        code = main(["research", BUBYE, "--corpus", str(musique_corpus), "--model", "ollama:qwen-test",
-                     "--ollama-host", server.url, "--thread", "c", "--json", "--novelty-epsilon", "0"])
+        code = main(
+            [
+                "research",
+                BUBYE,
+                "--corpus",
+                str(musique_corpus),
+                "--model",
+                "ollama:qwen-test",
+                "--ollama-host",
+                server.url,
+                "--thread",
+                "c",
+                "--json",
+                "--novelty-epsilon",
+                "0",
+            ]
+        )
         out = json.loads(capsys.readouterr().out)
         assert code == 0 and out["debug"]["model_calls"] >= 4 and out["debug"]["answer"] == "model"
         assert resume("c").answer == out["answer"]

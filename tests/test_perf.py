@@ -1,4 +1,4 @@
-"""The performance benchmark (graph/perf.py) runs end to end and reports every figure.
+"""The performance benchmark (graph/bench/perf/, one module per figure) runs end to end and reports every figure.
 
 Structure only: no timing target is asserted here (timings belong in the report,
 not in pass/fail). Without ../shared/data the benchmark falls back to the
@@ -18,6 +18,7 @@ FIGURES = {
     "cache_hit_ms",
     "research_cold_s",
     "sessions_per_s",
+    "saturate_help_s",
 }
 
 
@@ -42,5 +43,8 @@ def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
         assert fig["command"] and fig["command_line"], key
     # the baseline loop does the graph's work: same rounds, records and answer
     assert out["graph_overhead_ms_per_round"]["details"]["plain_loop_reproduces_graph_result"] is True
+    # `saturate --help` is timed beside bare python, in the same run
+    assert set(out["saturate_help_s"]["baselines"]) == {"python_startup_s"}
+    assert out["saturate_help_s"]["target"] == "<= 0.3 s"
     # the benchmark writes only to its work directory, never to SATURATE_HOME
     assert not home.exists() or not any(home.iterdir())

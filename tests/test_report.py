@@ -16,10 +16,12 @@ TASK = "How does photosynthesis convert light into chemical energy?"
 
 
 class OneOutage:
-    """The real corpus, except that search number ``at`` raises ``error`` (RuntimeError: recorded; KeyboardInterrupt: a crash)."""
+    """The real corpus, except that search number ``at`` raises ``error``
+    (RuntimeError: recorded; KeyboardInterrupt: a crash)."""
 
-    def __init__(self, inner, at=3, error=RuntimeError("simulated outage")):
-        self.inner, self.name, self.calls, self.at, self.error = inner, inner.name, 0, at, error
+    def __init__(self, inner, at=3, error=None):
+        self.inner, self.name, self.calls, self.at = inner, inner.name, 0, at
+        self.error = error if error is not None else RuntimeError("simulated outage")
 
     def search(self, query, k):
         self.calls += 1
@@ -45,8 +47,16 @@ class Tags(HTMLParser):
 @pytest.fixture
 def session(home, wiki_source):
     # ε = 1: sub-threshold rounds after min_rounds pass through (round 3's search fails and scores 0)
-    research(TASK, thread_id="rep", source=OneOutage(wiki_source), seed=1, max_rounds=4, min_rounds=2,
-             novelty_epsilon=1.0, enrich_overlap_max=0.3)
+    research(
+        TASK,
+        thread_id="rep",
+        source=OneOutage(wiki_source),
+        seed=1,
+        max_rounds=4,
+        min_rounds=2,
+        novelty_epsilon=1.0,
+        enrich_overlap_max=0.3,
+    )
     return session_state("rep")
 
 
@@ -88,8 +98,13 @@ def test_html_report_shows_the_whole_session(session, tmp_path):
     for tag, attrs in parser.tags:
         assert "src" not in attrs, (tag, attrs)
         if "href" in attrs:
-            assert tag == "a" and (attrs["href"].startswith("#") or attrs["href"] in {s["url"] for s in result["sources"]} | set(
-                p["url"] for p in session["pages"]) | {u for r in records for u in r["new_urls"]})
+            assert tag == "a" and (
+                attrs["href"].startswith("#")
+                or attrs["href"]
+                in {s["url"] for s in result["sources"]}
+                | set(p["url"] for p in session["pages"])
+                | {u for r in records for u in r["new_urls"]}
+            )
 
 
 def test_report_escapes_what_it_shows(home, wiki_source):
@@ -122,7 +137,9 @@ def test_round_rows(session):
 
 
 def test_show_html_and_chart_cli(session, tmp_path, capsys):
-    assert main(["show", "rep", "--html", str(tmp_path / "x" / "r.html"), "--chart", str(tmp_path / "x" / "n.png")]) == 0
+    assert (
+        main(["show", "rep", "--html", str(tmp_path / "x" / "r.html"), "--chart", str(tmp_path / "x" / "n.png")]) == 0
+    )
     out = capsys.readouterr().out
     assert f"wrote {tmp_path / 'x' / 'r.html'} ({len(session['records'])} rounds)" in out
     assert (tmp_path / "x" / "r.html").stat().st_size > 5000
@@ -133,8 +150,14 @@ def test_show_html_and_chart_cli(session, tmp_path, capsys):
 
 def test_report_of_an_unfinished_session(home, wiki_source, tmp_path):
     with pytest.raises(KeyboardInterrupt):
-        research(TASK, thread_id="half", source=OneOutage(wiki_source, at=3, error=KeyboardInterrupt()),
-                 seed=1, max_rounds=5, min_rounds=5)
+        research(
+            TASK,
+            thread_id="half",
+            source=OneOutage(wiki_source, at=3, error=KeyboardInterrupt()),
+            seed=1,
+            max_rounds=5,
+            min_rounds=5,
+        )
     view = load_session("half")
     assert not view["result"] and view["next"] == ["search"]
     page = render_html(view)

@@ -25,11 +25,23 @@ from saturate.graph.views.report import write_html
 TASK = "How does photosynthesis convert light into chemical energy?"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell")
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
     # no background traffic: the page must be the only thing the browser loads
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
-    "--disable-extensions", "--disable-quic", "--no-first-run", "--no-default-browser-check", "--metrics-recording-only",
-    "--disable-features=Translate,OptimizationHints,MediaRouter", "--mute-audio", "--hide-scrollbars",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--metrics-recording-only",
+    "--disable-features=Translate,OptimizationHints,MediaRouter",
+    "--mute-audio",
+    "--hide-scrollbars",
 ]
 
 
@@ -47,8 +59,11 @@ class DevTools:
         from websockets.sync.client import connect
 
         self.log = open(profile.parent / "chromium.log", "w")
-        self.proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        self.proc = subprocess.Popen(
+            [exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while not (port_file.exists() and len(port_file.read_text().split("\n")) >= 2):
@@ -57,7 +72,9 @@ class DevTools:
                 raise RuntimeError(f"chromium did not start: see {profile.parent / 'chromium.log'}")
             time.sleep(0.05)
         port, path = port_file.read_text().split("\n")[:2]
-        self.ws = connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=15).__enter__()  # kept open until close()
+        self.ws = connect(
+            f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=15
+        ).__enter__()  # kept open until close()
         self.next_id = 0
         self.events: list[dict] = []
 
@@ -89,7 +106,11 @@ class DevTools:
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=session)
-        self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
         self.events.clear()
         nav = self.call("Page.navigate", {"url": url}, session)
         assert not nav.get("errorText"), nav
@@ -98,13 +119,17 @@ class DevTools:
         return session
 
     def evaluate(self, expression: str, session: str):
-        res = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session)
+        res = self.call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session
+        )
         if "exceptionDetails" in res:
             raise RuntimeError(res["exceptionDetails"])
         return res["result"].get("value")
 
     def screenshot(self, session: str, path: Path) -> bytes:
-        data = base64.b64decode(self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)["data"])
+        data = base64.b64decode(
+            self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)["data"]
+        )
         path.write_bytes(data)
         return data
 
@@ -114,7 +139,12 @@ class DevTools:
         for ev in self.events:
             m, p = ev.get("method"), ev.get("params", {})
             if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-                errors.append("console." + p["type"] + ": " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+                errors.append(
+                    "console."
+                    + p["type"]
+                    + ": "
+                    + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+                )
             elif m == "Runtime.exceptionThrown":
                 d = p.get("exceptionDetails", {})
                 errors.append("uncaught: " + str(d.get("exception", {}).get("description") or d.get("text")))
@@ -149,9 +179,13 @@ class DevTools:
 def browser(tmp_path):
     exe = find_browser()
     if exe is None:
-        pytest.skip("no Chromium/Chrome binary found: install Debian's `chromium` (apt-get install chromium; "
-                    ".ci/run does) or set SATURATE_CHROMIUM to a Chrome binary")
-    pytest.importorskip("websockets", reason="the DevTools protocol client needs the websockets package (pip install -e '.[test]')")
+        pytest.skip(
+            "no Chromium/Chrome binary found: install Debian's `chromium` (apt-get install chromium; "
+            ".ci/run does) or set SATURATE_CHROMIUM to a Chrome binary"
+        )
+    pytest.importorskip(
+        "websockets", reason="the DevTools protocol client needs the websockets package (pip install -e '.[test]')"
+    )
     profile = tmp_path / "profile"
     profile.mkdir()
     dt = DevTools(exe, profile)
@@ -180,8 +214,16 @@ class OneOutage:
 def test_report_renders_offline_with_every_round(home, wiki_source, tmp_path, browser):
     # ε = 1: every sub-threshold round after min_rounds passes through, so the session has ε passes
     # (round 3 fails and scores 0) and ends at the cap; a low enrich_overlap_max gives enrichment skips
-    research(TASK, thread_id="browse", source=OneOutage(wiki_source), seed=1, max_rounds=4, min_rounds=2,
-             novelty_epsilon=1.0, enrich_overlap_max=0.3)
+    research(
+        TASK,
+        thread_id="browse",
+        source=OneOutage(wiki_source),
+        seed=1,
+        max_rounds=4,
+        min_rounds=2,
+        novelty_epsilon=1.0,
+        enrich_overlap_max=0.3,
+    )
     records = session_state("browse")["records"]
     assert any(r["decision"] == "epsilon_pass" for r in records) and any(r["errors"] for r in records)
     report = write_html("browse", tmp_path / "report.html")

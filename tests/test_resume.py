@@ -15,7 +15,9 @@ from saturate.graph.api import InputError
 
 from conftest import ROOT, strip_timings
 
-TASK = "When did the provisional government ruling during the reign of terror the country premiering Prison Break start?"
+TASK = (
+    "When did the provisional government ruling during the reign of terror the country premiering Prison Break start?"
+)
 KW = dict(seed=11, max_rounds=5, min_rounds=3, novelty_epsilon=0.5)
 
 
@@ -80,7 +82,11 @@ def test_resume_after_sigkill(home, musique_source, musique_corpus, reference, t
     script.write_text(KILLER)
     proc = subprocess.run(
         [sys.executable, str(script), str(musique_corpus), str(tmp_path / "idx"), node, str(rnd), TASK, repr(KW)],
-        cwd=ROOT, env={**os.environ, "SATURATE_HOME": str(home)}, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "SATURATE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
     killed = session_state("killed")

@@ -12,7 +12,11 @@ from saturate.state.context import SearchError, SearchSource
 from saturate.state.records import SearchResult
 
 ROWS = [
-    {"title": "Victoria Falls - Wikipedia", "href": "https://en.wikipedia.org/wiki/Victoria_Falls", "body": "Waterfall " * 200},
+    {
+        "title": "Victoria Falls - Wikipedia",
+        "href": "https://en.wikipedia.org/wiki/Victoria_Falls",
+        "body": "Waterfall " * 200,
+    },
     {"title": "Visit Zambia", "href": "https://zambia.travel/falls", "body": "The Smoke that Thunders."},
     {"title": "Duplicate", "href": "https://zambia.travel/falls", "body": "again"},
     {"title": "No link", "body": "dropped"},
@@ -41,7 +45,9 @@ class StandIn:
 
 def test_rows_become_results():
     fake = StandIn(ROWS)
-    src = DuckDuckGoSource(region="us-en", safesearch="off", timelimit="w", backend="duckduckgo", timeout=7, ddgs_factory=fake)
+    src = DuckDuckGoSource(
+        region="us-en", safesearch="off", timelimit="w", backend="duckduckgo", timeout=7, ddgs_factory=fake
+    )
     assert isinstance(src, SearchSource) and src.name == "ddg"
     results = src.search("victoria falls", 5)
     assert [r.url for r in results] == [
@@ -56,7 +62,10 @@ def test_rows_become_results():
     assert results[2].snippet == ""
     assert fake.made == [{"timeout": 7}]
     assert fake.calls == [
-        ("victoria falls", {"region": "us-en", "safesearch": "off", "timelimit": "w", "backend": "duckduckgo", "max_results": 5})
+        (
+            "victoria falls",
+            {"region": "us-en", "safesearch": "off", "timelimit": "w", "backend": "duckduckgo", "max_results": 5},
+        )
     ]
 
 

@@ -9,19 +9,37 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from saturate.sources import CachedSource, CorpusError, DuckDuckGoSource, LocalCorpus, make_source, match_expression
-from saturate.sources import wiki
+from saturate.sources import (
+    CachedSource,
+    CorpusError,
+    DuckDuckGoSource,
+    LocalCorpus,
+    make_source,
+    match_expression,
+    wiki,
+)
 from saturate.state.context import SearchSource
 from saturate.state.records import SearchResult
 from saturate.state.settings import load_settings
 
 DOCS = [
     {"id": "falls", "title": "Victoria Falls", "text": "A waterfall on the Zambezi river between Zambia and Zimbabwe."},
-    {"id": "zambezi", "title": "Zambezi", "text": "The Zambezi is a river in southern Africa. It flows to the Indian Ocean."},
+    {
+        "id": "zambezi",
+        "title": "Zambezi",
+        "text": "The Zambezi is a river in southern Africa. It flows to the Indian Ocean.",
+    },
     {"id": "nile", "title": "Nile", "text": "The Nile is a river in Africa; it flows north to the Mediterranean."},
-    {"id": "cafe", "title": "Café culture", "text": "Coffee houses in Vienna serve strong coffee.", "url": "https://example.org/cafe"},
+    {
+        "id": "cafe",
+        "title": "Café culture",
+        "text": "Coffee houses in Vienna serve strong coffee.",
+        "url": "https://example.org/cafe",
+    },
     {"id": "river", "title": "River", "text": "A river is a natural flowing watercourse. River river river."},
 ]
 
@@ -108,8 +126,26 @@ def test_snippet_of_whitespace_heavy_text(tmp_path: Path):
 
 @pytest.mark.parametrize(
     "query",
-    ['"AND OR (', "AND OR NOT", "the of and", "", "   ", "!!! ??? ***", 'NEAR(a b)', "title:river", "river*",
-     '"unterminated', "^river", "a-b-c", "'", "-river", "river)", "{river}", "\x00", "co-operation's"],
+    [
+        '"AND OR (',
+        "AND OR NOT",
+        "the of and",
+        "",
+        "   ",
+        "!!! ??? ***",
+        "NEAR(a b)",
+        "title:river",
+        "river*",
+        '"unterminated',
+        "^river",
+        "a-b-c",
+        "'",
+        "-river",
+        "river)",
+        "{river}",
+        "\x00",
+        "co-operation's",
+    ],
 )
 def test_fts_syntax_and_stopwords_never_raise(corpus: LocalCorpus, query: str):
     results = corpus.search(query, 5)

@@ -49,7 +49,9 @@ def test_exported_graph_is_compiled_without_a_checkpointer(served):
     # the same nodes and edges as build_graph()
     a, b = served.get_graph(), build_graph().get_graph()
     assert list(a.nodes) == list(b.nodes)
-    assert {(e.source, e.target, e.conditional) for e in a.edges} == {(e.source, e.target, e.conditional) for e in b.edges}
+    assert {(e.source, e.target, e.conditional) for e in a.edges} == {
+        (e.source, e.target, e.conditional) for e in b.edges
+    }
     # the schemas the server shows in Studio
     assert served.get_input_jsonschema()["properties"].keys() == {"task", "settings"}
     assert {"result", "records"} <= served.get_output_jsonschema()["properties"].keys()
@@ -66,8 +68,11 @@ def test_runs_with_task_and_settings_and_no_context(served, home):
 def test_runs_like_the_server_does(served, home, wiki_source):
     graph = served.copy(update={"checkpointer": InMemorySaver(), "store": None})
     cfg = {"configurable": {"thread_id": "studio-1"}}
-    events = list(graph.stream({"task": TASK, "settings": {"max_rounds": 3, "seed": 5}}, cfg, context={},
-                               stream_mode=["updates", "custom"]))
+    events = list(
+        graph.stream(
+            {"task": TASK, "settings": {"max_rounds": 3, "seed": 5}}, cfg, context={}, stream_mode=["updates", "custom"]
+        )
+    )
     custom = [c for mode, c in events if mode == "custom"]
     state = graph.get_state(cfg).values
     assert [e["round"] for e in custom if e["event"] == "round"] == [r["round"] for r in state["records"]]
@@ -75,7 +80,9 @@ def test_runs_like_the_server_does(served, home, wiki_source):
     # time travel in Studio: replay from a checkpoint with other settings (update_state + invoke None)
     history = list(graph.get_state_history(cfg))
     point = next(s for s in history if s.next == ("plan_query",) and s.values.get("round") == 1)
-    fork_cfg = graph.update_state(point.config, {"settings": {**point.values["settings"], "max_rounds": 2}}, as_node="compress")
+    fork_cfg = graph.update_state(
+        point.config, {"settings": {**point.values["settings"], "max_rounds": 2}}, as_node="compress"
+    )
     graph.invoke(None, fork_cfg)
     assert len(graph.get_state(cfg).values["records"]) == 2
 

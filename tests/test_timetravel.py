@@ -7,12 +7,13 @@ import json
 import pytest
 
 from saturate.graph import research, session_state
-from saturate.graph.paths import home_dir
-from saturate.graph.session import InputError, config as _config, open_checkpointer
 from saturate.graph.build import build_graph
 from saturate.graph.cli import main
-from saturate.graph.views.report import load_session, render_html
+from saturate.graph.paths import home_dir
+from saturate.graph.session import InputError, open_checkpointer
+from saturate.graph.session import config as _config
 from saturate.graph.timetravel import fork, list_checkpoints
+from saturate.graph.views.report import load_session, render_html
 from saturate.state.settings import SettingsError
 
 from conftest import strip_timings
@@ -26,8 +27,12 @@ def history(thread: str) -> list[tuple]:
     """Every checkpoint of a thread (all branches): id, parent, metadata, values."""
     with open_checkpointer(home_dir()) as saver:
         return [
-            (s.config["configurable"]["checkpoint_id"], (s.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
-             json.dumps(s.metadata, sort_keys=True), json.dumps(s.values, sort_keys=True, default=str))
+            (
+                s.config["configurable"]["checkpoint_id"],
+                (s.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                json.dumps(s.metadata, sort_keys=True),
+                json.dumps(s.values, sort_keys=True, default=str),
+            )
             for s in build_graph(checkpointer=saver).get_state_history(_config(thread))
         ]
 
@@ -79,12 +84,21 @@ def test_fork_with_another_threshold_is_a_new_independent_session(original, wiki
     k = next(i for i, r in enumerate(orig_rows) if r["fork_round"] == 2)
     assert [r["checkpoint_id"] for r in rows[: k + 1]] == [r["checkpoint_id"] for r in orig_rows[: k + 1]]
     assert all(r["copied_from"] == "orig" for r in rows[: k + 1])
-    assert rows[k + 1]["source"] == "update" and rows[k + 1]["forked_from"] == "orig" and rows[k + 1]["next"] == ["plan_query"]
+    assert (
+        rows[k + 1]["source"] == "update"
+        and rows[k + 1]["forked_from"] == "orig"
+        and rows[k + 1]["next"] == ["plan_query"]
+    )
 
     # the report says where it came from
     view = load_session("strict")
-    assert view["origin"] == {"thread": "orig", "round": 2, "checkpoint_id": orig_rows[k]["checkpoint_id"],
-                              "changes": {"novelty_threshold": [0.5, 9.5]}, "at": rows[k + 1]["created_at"]}
+    assert view["origin"] == {
+        "thread": "orig",
+        "round": 2,
+        "checkpoint_id": orig_rows[k]["checkpoint_id"],
+        "changes": {"novelty_threshold": [0.5, 9.5]},
+        "at": rows[k + 1]["created_at"],
+    }
     page = render_html(view)
     assert "Forked on" in page and "inherited" in page
 
@@ -116,7 +130,10 @@ def test_fork_with_a_new_seed_restarts_the_draws(original, wiki_source):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--round", "5"], "round 5 ended the session (cap), so no round 6 starts from it. Fork points (--round): 0, 1, 2, 3, 4"),
+        (
+            ["--round", "5"],
+            "round 5 ended the session (cap), so no round 6 starts from it. Fork points (--round): 0, 1, 2, 3, 4",
+        ),
         (["--round", "7"], "the session has no round 7"),
         (["--round", "2", "--novelty-threshold", "11"], "novelty_threshold: Input should be less than or equal to 10"),
         (["--round", "2", "--novelty-threshold", "x"], "novelty_threshold: Input should be a valid number"),
@@ -151,7 +168,20 @@ def test_fork_api_errors(original):
 
 
 def test_fork_cli_prints_the_result_and_the_change(home):
-    p = run_cli("research", TASK, "--thread", "c", "--seed", "3", "--novelty-epsilon", "0", "--novelty-threshold", "0.5", "--quiet", home=home)
+    p = run_cli(
+        "research",
+        TASK,
+        "--thread",
+        "c",
+        "--seed",
+        "3",
+        "--novelty-epsilon",
+        "0",
+        "--novelty-threshold",
+        "0.5",
+        "--quiet",
+        home=home,
+    )
     assert p.returncode == 0, p.stderr
     p = run_cli("fork", "c", "--round", "2", "--novelty-threshold", "9.5", "--thread", "c2", home=home)
     assert p.returncode == 0, p.stderr
@@ -159,5 +189,10 @@ def test_fork_cli_prints_the_result_and_the_change(home):
     assert [line.split(":")[0] for line in p.stderr.splitlines() if line.startswith("round ")] == ["round 3"]
     p = run_cli("fork", "c", "--round", "1", "--json", home=home)
     out = json.loads(p.stdout)
-    assert out["forked_from"] == "c" and out["fork_round"] == 1 and out["changes"] == {} and out["thread"].startswith("c-fork1-")
+    assert (
+        out["forked_from"] == "c"
+        and out["fork_round"] == 1
+        and out["changes"] == {}
+        and out["thread"].startswith("c-fork1-")
+    )
     assert p.stderr == ""

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from saturate.graph import session_state, verify
-from saturate.graph.cli import main
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.graph.cli import main
 from saturate.nodes._stance import heuristic_stance
+from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
 from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
 from saturate.sources.replay import ReplaySource
-from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
 from saturate.state.records import EvidenceHit
 from saturate.state.settings import SettingsError, load_settings
 
@@ -20,8 +20,16 @@ from conftest import shared_file
 
 
 def hit(url, stance, tier="primary", weight=1.0, date=None, text="The bridge opened in 1932."):
-    return EvidenceHit(url=url, domain=registrable_domain(url), stance=stance, tier=tier, weight=weight, pub_date=date,
-                       excerpt=text, text=text)
+    return EvidenceHit(
+        url=url,
+        domain=registrable_domain(url),
+        stance=stance,
+        tier=tier,
+        weight=weight,
+        pub_date=date,
+        excerpt=text,
+        text=text,
+    )
 
 
 def test_true_false_need_more_and_invalid():
@@ -39,7 +47,11 @@ def test_true_false_need_more_and_invalid():
 
 
 def test_one_domain_counts_once_and_partial_is_weighted():
-    same = [hit("https://www.cdc.gov/a", "support"), hit("https://www2.cdc.gov/b", "support"), hit("https://cdc.gov/c", "support")]
+    same = [
+        hit("https://www.cdc.gov/a", "support"),
+        hit("https://www2.cdc.gov/b", "support"),
+        hit("https://cdc.gov/c", "support"),
+    ]
     v = decide_from_history("c", same, 2, 2)
     assert v.support == 1.0 and v.support_domains == ["cdc.gov"] and v.outcome == "Invalid"
     mixed = [hit("https://a.gov/x", "support"), hit("https://b.gov/y", "partial")]
@@ -49,8 +61,12 @@ def test_one_domain_counts_once_and_partial_is_weighted():
 
 
 def test_time_alignment_where_dates_are_known():
-    hits = [hit("https://a.gov/x", "support", date="2024-01-01"), hit("https://b.gov/y", "support", date="2024-03-01"),
-            hit("https://c.gov/z", "refute", date="2024-02-01"), hit("https://d.gov/w", "refute", date="1990-01-01")]
+    hits = [
+        hit("https://a.gov/x", "support", date="2024-01-01"),
+        hit("https://b.gov/y", "support", date="2024-03-01"),
+        hit("https://c.gov/z", "refute", date="2024-02-01"),
+        hit("https://d.gov/w", "refute", date="1990-01-01"),
+    ]
     v = decide_from_history("c", hits, 2, 2)
     assert any("d.gov" in e for e in v.excluded) and v.refute == 1.0 and v.outcome == "True"
 
@@ -71,13 +87,16 @@ def test_tiers_by_registrable_domain(tmp_path):
         load_settings({"tier_weights": {"primary": 1, "wire": 0.8, "trade": 0.6, "other": 0.5}})
 
 
-@pytest.mark.parametrize("passage,stance", [
-    ("The Golden Gate Bridge opened in 1937 in San Francisco.", "support"),
-    ("The Golden Gate Bridge did not open in 1937; that is a myth.", "refute"),
-    ("The Golden Gate Bridge in San Francisco opened in 1933.", "refute"),
-    ("Bananas are rich in potassium.", "irrelevant"),
-    ("The Golden Gate Bridge is painted orange.", "partial"),
-])
+@pytest.mark.parametrize(
+    "passage,stance",
+    [
+        ("The Golden Gate Bridge opened in 1937 in San Francisco.", "support"),
+        ("The Golden Gate Bridge did not open in 1937; that is a myth.", "refute"),
+        ("The Golden Gate Bridge in San Francisco opened in 1933.", "refute"),
+        ("Bananas are rich in potassium.", "irrelevant"),
+        ("The Golden Gate Bridge is painted orange.", "partial"),
+    ],
+)
 def test_heuristic_stance(passage, stance):
     got, excerpt, reason = heuristic_stance("The Golden Gate Bridge in San Francisco opened in 1937.", passage)
     assert got == stance, reason
@@ -97,8 +116,16 @@ def test_proof_citations_are_checked():
 
 CLAIM = "The Sydney Harbour Bridge opened in 1932."
 GOOD = [
-    {"url": "https://www.nsw.gov.au/bridge", "passage": "The Sydney Harbour Bridge opened in 1932 after eight years of construction.", "stance": "support"},
-    {"url": "https://www.reuters.com/bridge", "passage": "Sydney's Harbour Bridge, opened in 1932, turned 90.", "stance": "support"},
+    {
+        "url": "https://www.nsw.gov.au/bridge",
+        "passage": "The Sydney Harbour Bridge opened in 1932 after eight years of construction.",
+        "stance": "support",
+    },
+    {
+        "url": "https://www.reuters.com/bridge",
+        "passage": "Sydney's Harbour Bridge, opened in 1932, turned 90.",
+        "stance": "support",
+    },
     {"url": "https://en.wikipedia.org/wiki/Cheese", "passage": "Cheese is a dairy product.", "stance": "irrelevant"},
 ]
 
@@ -108,13 +135,20 @@ def test_verify_graph_true_with_proof(home):
     assert result.outcome == "True" and result.debug["attempts"] == 1
     assert {s.url for s in result.sources} == {GOOD[0]["url"], GOOD[1]["url"]}
     assert all(s.excerpt and s.excerpt in g["passage"] for s in result.sources for g in GOOD if g["url"] == s.url)
-    assert "**Verdict: True**" in result.proof and check_proof(result.proof, [
-        EvidenceHit.model_validate(h) for h in session_state("v")["evidence"]]) == []
+    assert (
+        "**Verdict: True**" in result.proof
+        and check_proof(result.proof, [EvidenceHit.model_validate(h) for h in session_state("v")["evidence"]]) == []
+    )
     assert {"total_queries", "total_pages_visited"} <= set(result.debug)
 
 
 def test_need_more_search_routes_back_to_plan_query(home):
-    weak = [{"url": "https://en.wikipedia.org/wiki/Sydney_Harbour_Bridge", "passage": "The Sydney Harbour Bridge opened in 1932."}]
+    weak = [
+        {
+            "url": "https://en.wikipedia.org/wiki/Sydney_Harbour_Bridge",
+            "passage": "The Sydney Harbour Bridge opened in 1932.",
+        }
+    ]
     result = verify(CLAIM, thread_id="w", source=ReplaySource(weak), seed=0, verify_max_attempts=3)
     state = session_state("w")
     assert result.outcome == "Invalid" and result.debug["attempts"] == 3
@@ -128,7 +162,9 @@ def test_verify_cli_json_contract(home, capsys, monkeypatch):
     import saturate.graph.session as session
 
     real = session.make_context
-    monkeypatch.setattr(session, "make_context", lambda s, h, m=None, src=None, *more: real(s, h, m, ReplaySource(GOOD)))
+    monkeypatch.setattr(
+        session, "make_context", lambda s, h, m=None, src=None, *more: real(s, h, m, ReplaySource(GOOD))
+    )
     assert main(["verify", CLAIM, "--json", "--thread", "c"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["outcome"] == "True" and out["proof"]
@@ -141,7 +177,8 @@ def test_model_stance_and_a_rejected_model_proof(home):
     script = OllamaScript(
         plan=['{"queries": ["Sydney Harbour Bridge opening year", "Harbour Bridge 1932"]}'],
         stance=[
-            '{"stance": "support", "quote": "The Sydney Harbour Bridge opened in 1932 after eight years of construction."}',
+            '{"stance": "support", "quote": '
+            '"The Sydney Harbour Bridge opened in 1932 after eight years of construction."}',
             '{"stance": "support", "quote": "made up"}',
             "not json",
         ],
@@ -149,8 +186,9 @@ def test_model_stance_and_a_rejected_model_proof(home):
         compress=["- fact"],
     )
     with OllamaServer(script) as server:
-        result = verify(CLAIM, thread_id="m", source=ReplaySource(GOOD), seed=0, model="ollama:qwen-test",
-                        ollama_host=server.url)
+        result = verify(
+            CLAIM, thread_id="m", source=ReplaySource(GOOD), seed=0, model="ollama:qwen-test", ollama_host=server.url
+        )
     ev = {h["url"]: h for h in session_state("m")["evidence"]}
     assert ev[GOOD[0]["url"]]["stance_by"] == "model"
     assert ev[GOOD[1]["url"]]["excerpt"] in GOOD[1]["passage"]  # an invented quote is replaced by a verbatim sentence
@@ -175,8 +213,14 @@ def test_bench_verify_json(home, capsys, tmp_path):
 
 
 def test_evidence_in_the_checkpoint_stays_small(home):
-    long = [{"url": f"https://site{i}.gov/p", "passage": "The Sydney Harbour Bridge opened in 1932. " + "Filler words here. " * 400,
-             "stance": "support"} for i in range(2)]
+    long = [
+        {
+            "url": f"https://site{i}.gov/p",
+            "passage": "The Sydney Harbour Bridge opened in 1932. " + "Filler words here. " * 400,
+            "stance": "support",
+        }
+        for i in range(2)
+    ]
     result = verify(CLAIM, thread_id="big", source=ReplaySource(long), seed=0, enrich_overlap_max=1.0)
     assert result.outcome == "True"
     state = session_state("big")

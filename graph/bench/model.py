@@ -28,9 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from saturate.graph.api import research, session_state
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.bench.research import load_jsonl
 from saturate.graph.paths import shared_data
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.sources.local import LocalCorpus
+from saturate.sources.wiki import open_wiki
 from saturate.state.records import ACCEPTED
 
 JUDGE_NODES = ("plan", "novelty")
@@ -49,10 +52,6 @@ def delayed(reply, seconds: float):
 
 
 def run(args) -> int:
-    from saturate.graph.api import research, session_state
-    from saturate.sources.local import LocalCorpus
-    from saturate.sources.wiki import open_wiki
-
     n = args.tasks
     lat = args.latency_ms / 1000
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,7 +63,7 @@ def run(args) -> int:
             source = open_wiki(Path(tmp) / "index")
             questions = ["How does photosynthesis work?", "Who built the Great Wall of China?"][:n]
         script = OllamaScript(
-            plan=[delayed('{"queries": ["%s"]}' % "first planned query", lat)],
+            plan=[delayed('{"queries": ["first planned query"]}', lat)],
             gap=[delayed("a gap query", lat)],
             novelty=[delayed(scripted_novelty, lat)],
             compress=[delayed("- merged fact one\n- merged fact two", lat)],
@@ -73,12 +72,24 @@ def run(args) -> int:
         out = {}
         with OllamaServer(script) as server:
             for method in ("heuristic", "model"):
-                calls = {"accepted": {"judge": 0, "process": 0, "rounds": 0}, "rejected": {"judge": 0, "process": 0, "rounds": 0}}
+                calls = {
+                    "accepted": {"judge": 0, "process": 0, "rounds": 0},
+                    "rejected": {"judge": 0, "process": 0, "rounds": 0},
+                }
                 seconds, rounds = 0.0, 0
                 for i, q in enumerate(questions):
                     t0 = time.perf_counter()
-                    research(q, thread_id=f"{method}-{i}", home=tmp, source=source, model="ollama:qwen-test",
-                             ollama_host=server.url, novelty_method=method, seed=i, cache_ttl_s=0)
+                    research(
+                        q,
+                        thread_id=f"{method}-{i}",
+                        home=tmp,
+                        source=source,
+                        model="ollama:qwen-test",
+                        ollama_host=server.url,
+                        novelty_method=method,
+                        seed=i,
+                        cache_ttl_s=0,
+                    )
                     seconds += time.perf_counter() - t0
                     for rec in session_state(f"{method}-{i}", home=tmp)["records"]:
                         kind = "accepted" if rec["decision"] in ACCEPTED else "rejected"
@@ -91,24 +102,42 @@ def run(args) -> int:
                     "rounds": rounds,
                     "seconds_per_round": round(seconds / max(1, rounds), 4),
                     **{f"{kind}_rounds": c["rounds"] for kind, c in calls.items()},
-                    **{f"calls_per_{kind}_round_{part}": round(c[part] / c["rounds"], 3) if c["rounds"] else 0.0
-                       for kind, c in calls.items() for part in ("judge", "process")},
+                    **{
+                        f"calls_per_{kind}_round_{part}": round(c[part] / c["rounds"], 3) if c["rounds"] else 0.0
+                        for kind, c in calls.items()
+                        for part in ("judge", "process")
+                    },
                 }
     out["model_novelty_added_ms_per_round"] = round(
-        1000 * (out["model"]["seconds_per_round"] - out["heuristic"]["seconds_per_round"]), 1)
+        1000 * (out["model"]["seconds_per_round"] - out["heuristic"]["seconds_per_round"]), 1
+    )
     out["rejected_rounds_processed"] = sum(out[m]["calls_per_rejected_round_process"] for m in ("heuristic", "model"))
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     print(f"command: saturate bench model --tasks {n} --latency-ms {args.latency_ms}")
-    cols = ("rounds", "accepted_rounds", "rejected_rounds", "calls_per_accepted_round_judge", "calls_per_accepted_round_process",
-            "calls_per_rejected_round_judge", "calls_per_rejected_round_process", "seconds_per_round")
+    cols = (
+        "rounds",
+        "accepted_rounds",
+        "rejected_rounds",
+        "calls_per_accepted_round_judge",
+        "calls_per_accepted_round_process",
+        "calls_per_rejected_round_judge",
+        "calls_per_rejected_round_process",
+        "seconds_per_round",
+    )
     heads = ("rounds", "accepted", "rejected", "acc:judge", "acc:process", "rej:judge", "rej:process", "s/round")
-    print(f"{'method':<10}" + "".join(f"{h:>12}" for h in heads) + "   (model calls per round; judge = plan+novelty, process = compress)")
+    print(
+        f"{'method':<10}"
+        + "".join(f"{h:>12}" for h in heads)
+        + "   (model calls per round; judge = plan+novelty, process = compress)"
+    )
     for m in ("heuristic", "model"):
         print(f"{m:<10}" + "".join(f"{out[m][c]:>12}" for c in cols))
-    print(f"model novelty adds {out['model_novelty_added_ms_per_round']} ms per round "
-          f"(scripted model latency {args.latency_ms} ms per call)")
+    print(
+        f"model novelty adds {out['model_novelty_added_ms_per_round']} ms per round "
+        f"(scripted model latency {args.latency_ms} ms per call)"
+    )
     print(f"model calls processing rejected rounds: {out['rejected_rounds_processed']} (must be 0)")
     return 0
 

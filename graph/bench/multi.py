@@ -39,10 +39,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from saturate.graph.api import InputError
 from saturate.graph.bench.research import SETS, load_jsonl
-from saturate.graph.paths import shared_data
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.paths import shared_data
 from saturate.sources import open_sources, resolve_specs
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
@@ -71,8 +72,11 @@ class Latency:
 
 def _answer_patterns(task: dict) -> list[re.Pattern]:
     """Answer strings that can mark a document as relevant: whole words, at least 3 characters, not yes/no."""
-    return [re.compile(rf"(?<!\w){re.escape(a.lower())}(?!\w)") for a in task.get("answers", [])
-            if a and len(a) >= 3 and a.lower() not in ("yes", "no")]
+    return [
+        re.compile(rf"(?<!\w){re.escape(a.lower())}(?!\w)")
+        for a in task.get("answers", [])
+        if a and len(a) >= 3 and a.lower() not in ("yes", "no")
+    ]
 
 
 def _relevant(results: list[dict], task: dict, fetch) -> dict:
@@ -90,8 +94,12 @@ def _relevant(results: list[dict], task: dict, fetch) -> dict:
                 text = f"{r.get('title', '')} {r.get('snippet', '')}".lower()
             is_gold = any(a.search(text) for a in answers)
         relevant += is_gold
-    return {"gold": len(got_gold), "gold_recall": len(got_gold) / len(gold) if gold else 1.0,
-            "relevant": relevant, "results": len(results)}
+    return {
+        "gold": len(got_gold),
+        "gold_recall": len(got_gold) / len(gold) if gold else 1.0,
+        "relevant": relevant,
+        "results": len(results),
+    }
 
 
 def run_single(graph, source, task: dict, seed: int) -> dict:
@@ -101,14 +109,20 @@ def run_single(graph, source, task: dict, seed: int) -> dict:
     seconds = time.perf_counter() - t0
     results = list((out.get("results") or {}).values())
     fetch = lambda r: source.fetch(SearchResult.model_validate(r))  # noqa: E731
-    return {**_relevant(results, task, fetch), "searches": len(out.get("queries") or []), "seconds": seconds,
-            "ceiling_violations": 0}
+    return {
+        **_relevant(results, task, fetch),
+        "searches": len(out.get("queries") or []),
+        "seconds": seconds,
+        "ceiling_violations": 0,
+    }
 
 
 def run_multi(graph, sources: dict, specs: list[dict], settings, task: dict) -> dict:
     first = sources[specs[0]["name"]]
     t0 = time.perf_counter()
-    out = graph.invoke(initial_multi_state(task["question"], settings, specs), context=Context(source=first, sources=sources))
+    out = graph.invoke(
+        initial_multi_state(task["question"], settings, specs), context=Context(source=first, sources=sources)
+    )
     seconds = time.perf_counter() - t0
     merged = out.get("merged") or []
 
@@ -120,17 +134,26 @@ def run_multi(graph, sources: dict, specs: list[dict], settings, task: dict) -> 
     violations = sum(1 for lp in loops if lp["queries"] > lp["ceiling"])
     main = [lp for lp in loops if lp["phase"] == "loop"]
     span = max(lp["started"] + lp["elapsed_s"] for lp in main) - min(lp["started"] for lp in main)
-    return {**_relevant(merged, task, fetch), "searches": len(out.get("audit") or []), "seconds": seconds,
-            "ceiling_violations": violations, "parallelism": out["result"]["debug"].get("parallelism"),
-            "loop_slowest": max(lp["elapsed_s"] for lp in main), "loop_sum": sum(lp["elapsed_s"] for lp in main),
-            "loop_span": span,
-            "multi_source_results": out["result"]["debug"].get("multi_source_results", 0),
-            "tags": out["result"].get("tags", {})}
+    return {
+        **_relevant(merged, task, fetch),
+        "searches": len(out.get("audit") or []),
+        "seconds": seconds,
+        "ceiling_violations": violations,
+        "parallelism": out["result"]["debug"].get("parallelism"),
+        "loop_slowest": max(lp["elapsed_s"] for lp in main),
+        "loop_sum": sum(lp["elapsed_s"] for lp in main),
+        "loop_span": span,
+        "multi_source_results": out["result"]["debug"].get("multi_source_results", 0),
+        "tags": out["result"].get("tags", {}),
+    }
 
 
 def summarize(runs: list[dict]) -> dict:
     n = len(runs) or 1
-    out = {k: round(sum(r[k] for r in runs) / n, 4) for k in ("gold_recall", "gold", "relevant", "results", "searches", "seconds")}
+    out = {
+        k: round(sum(r[k] for r in runs) / n, 4)
+        for k in ("gold_recall", "gold", "relevant", "results", "searches", "seconds")
+    }
     out["ceiling_violations"] = sum(r["ceiling_violations"] for r in runs)
     out["total_seconds"] = round(sum(r["seconds"] for r in runs), 3)
     par = [r["parallelism"] for r in runs if r.get("parallelism")]
@@ -141,8 +164,10 @@ def summarize(runs: list[dict]) -> dict:
             out[k] = round(sum(r[k] for r in runs) / n, 5)
     if any("multi_source_results" in r for r in runs):
         out["multi_source_results"] = round(sum(r.get("multi_source_results", 0) for r in runs) / n, 3)
-        out["tags"] = {t: round(sum(r["tags"].get(t, 0) for r in runs) / n, 3)
-                       for t in ("verified_multi", "unverified_single", "contradicted")}
+        out["tags"] = {
+            t: round(sum(r["tags"].get(t, 0) for r in runs) / n, 3)
+            for t in ("verified_multi", "unverified_single", "contradicted")
+        }
     out["tasks"] = len(runs)
     return out
 
@@ -151,8 +176,9 @@ def run_set(name: str, tasks: list[dict], corpus: Path, home: Path, spec: str, s
     settings = load_settings({"sources": spec.replace("{corpus}", str(corpus)), "cache_ttl_s": 0}, env={})
     specs = resolve_specs(settings)
     sources = open_sources(specs, settings, home)
-    single_source = open_sources(resolve_specs(load_settings({"corpus": str(corpus), "cache_ttl_s": 0}, env={})),
-                                 settings, home)
+    single_source = open_sources(
+        resolve_specs(load_settings({"corpus": str(corpus), "cache_ttl_s": 0}, env={})), settings, home
+    )
     single_source = next(iter(single_source.values()))
     if latency_s:
         sources = {k: Latency(v, latency_s) for k, v in sources.items()}
@@ -166,23 +192,37 @@ def run_set(name: str, tasks: list[dict], corpus: Path, home: Path, spec: str, s
     rel = m["relevant"] / s["relevant"] if s["relevant"] else float("inf")
     wall = m["seconds"] / s["seconds"] if s["seconds"] else float("inf")
     return {
-        "set": name, "sources": [{k: sp[k] for k in ("name", "kind", "ceiling")} for sp in specs],
-        "single": s, "multi": m,
-        "bar": {"relevant_ratio": round(rel, 3), "wall_ratio": round(wall, 3),
-                "relevant_met": rel >= BAR_RELEVANT, "wall_met": wall < BAR_WALL,
-                "ceilings_met": m["ceiling_violations"] == 0,
-                "met": rel >= BAR_RELEVANT and wall < BAR_WALL and m["ceiling_violations"] == 0},
+        "set": name,
+        "sources": [{k: sp[k] for k in ("name", "kind", "ceiling")} for sp in specs],
+        "single": s,
+        "multi": m,
+        "bar": {
+            "relevant_ratio": round(rel, 3),
+            "wall_ratio": round(wall, 3),
+            "relevant_met": rel >= BAR_RELEVANT,
+            "wall_met": wall < BAR_WALL,
+            "ceilings_met": m["ceiling_violations"] == 0,
+            "met": rel >= BAR_RELEVANT and wall < BAR_WALL and m["ceiling_violations"] == 0,
+        },
     }
 
 
 def table(res: dict) -> str:
     s, m = res["single"], res["multi"]
-    rows = [("gold-paragraph recall", "gold_recall"), ("gold paragraphs / task", "gold"),
-            ("unique relevant results / task", "relevant"), ("unique results / task", "results"),
-            ("searches / task", "searches"), ("wall time / task (ms)", "seconds"), ("ceiling violations", "ceiling_violations")]
-    lines = [f"== {res['set']} ({s['tasks']} tasks) — multi sources: "
-             + ", ".join(f"{x['name']} (ceiling {x['ceiling']})" for x in res["sources"]),
-             f"{'':<32}{'single loop':>14}{'multi-source':>14}{'ratio':>9}"]
+    rows = [
+        ("gold-paragraph recall", "gold_recall"),
+        ("gold paragraphs / task", "gold"),
+        ("unique relevant results / task", "relevant"),
+        ("unique results / task", "results"),
+        ("searches / task", "searches"),
+        ("wall time / task (ms)", "seconds"),
+        ("ceiling violations", "ceiling_violations"),
+    ]
+    lines = [
+        f"== {res['set']} ({s['tasks']} tasks) — multi sources: "
+        + ", ".join(f"{x['name']} (ceiling {x['ceiling']})" for x in res["sources"]),
+        f"{'':<32}{'single loop':>14}{'multi-source':>14}{'ratio':>9}",
+    ]
     for label, key in rows:
         a, b = s[key], m[key]
         if key == "seconds":
@@ -190,33 +230,46 @@ def table(res: dict) -> str:
         ratio = f"{b / a:.2f}x" if a else "-"
         lines.append(f"{label:<32}{a:>14.4g}{b:>14.4g}{ratio:>9}")
     if "loop_span" in m:
-        lines.append(f"source loops per task: slowest {m['loop_slowest'] * 1000:.1f} ms, sum {m['loop_sum'] * 1000:.1f} ms, "
-                     f"start of the first to end of the last {m['loop_span'] * 1000:.1f} ms "
-                     f"(parallelism, sum/span: {m.get('parallelism', 1.0):.2f})")
+        lines.append(
+            f"source loops per task: slowest {m['loop_slowest'] * 1000:.1f} ms, sum {m['loop_sum'] * 1000:.1f} ms, "
+            f"start of the first to end of the last {m['loop_span'] * 1000:.1f} ms "
+            f"(parallelism, sum/span: {m.get('parallelism', 1.0):.2f})"
+        )
     if "multi_source_results" in m:
         lines.append(f"results found by 2+ sources (merged with attribution) / task: {m['multi_source_results']:.2f}")
         lines.append("tags of the cited sources / task: " + ", ".join(f"{t} {v:.2f}" for t, v in m["tags"].items()))
     b = res["bar"]
-    lines.append(f"seed's bar: relevant x{b['relevant_ratio']:.2f} (>= {BAR_RELEVANT:g}: {'met' if b['relevant_met'] else 'NOT MET'}), "
-                 f"wall x{b['wall_ratio']:.2f} (< {BAR_WALL:g}: {'met' if b['wall_met'] else 'NOT MET'}), "
-                 f"ceilings {'held' if b['ceilings_met'] else 'EXCEEDED'} → {'MET' if b['met'] else 'NOT MET'}")
+    lines.append(
+        f"seed's bar: relevant x{b['relevant_ratio']:.2f} "
+        f"(>= {BAR_RELEVANT:g}: {'met' if b['relevant_met'] else 'NOT MET'}), "
+        f"wall x{b['wall_ratio']:.2f} (< {BAR_WALL:g}: {'met' if b['wall_met'] else 'NOT MET'}), "
+        f"ceilings {'held' if b['ceilings_met'] else 'EXCEEDED'} → {'MET' if b['met'] else 'NOT MET'}"
+    )
     return "\n".join(lines)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", choices=SETS, action="append", help="a set from ../shared/data (default: both)")
-    p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_SHARED_DATA, else ../shared/data beside the current directory)")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder holding the sets (default: $SATURATE_SHARED_DATA, else ../shared/data beside the current "
+        "directory)",
+    )
     p.add_argument("--limit", type=int, help="only the first N tasks of each set")
     p.add_argument("--seed", type=int, default=1, help="base seed of the single loop (task i uses seed+i)")
-    p.add_argument("--sources", default=DEFAULT_SOURCES,
-                   help=f"the multi-source spec; {{corpus}} is the set's corpus (default {DEFAULT_SOURCES!r})")
+    p.add_argument(
+        "--sources",
+        default=DEFAULT_SOURCES,
+        help=f"the multi-source spec; {{corpus}} is the set's corpus (default {DEFAULT_SOURCES!r})",
+    )
     p.add_argument("--latency-ms", type=float, default=0.0, help="every search waits this long first (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON: {set: {single, multi, bar}}")
 
 
 def run(args) -> int:
     args.data = args.data or shared_data()
-    from saturate.graph.api import InputError
 
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")

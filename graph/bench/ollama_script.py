@@ -80,8 +80,14 @@ def _handler(script: OllamaScript):
             base = {"model": body.get("model"), "created_at": "2026-11-22T00:00:00Z"}
             chunks = [
                 {**base, "message": {"role": "assistant", "content": text}, "done": False},
-                {**base, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
-                 "prompt_eval_count": prompt_tokens, "eval_count": max(1, len(text.split()))},
+                {
+                    **base,
+                    "message": {"role": "assistant", "content": ""},
+                    "done": True,
+                    "done_reason": "stop",
+                    "prompt_eval_count": prompt_tokens,
+                    "eval_count": max(1, len(text.split())),
+                },
             ]
             try:
                 if body.get("stream", True):
@@ -107,7 +113,7 @@ class OllamaServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "OllamaServer":
+    def __enter__(self) -> OllamaServer:
         self.thread.start()
         return self
 

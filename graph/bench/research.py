@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
-from saturate.graph.paths import shared_data
+from saturate.graph.monitor.core import Monitor
+from saturate.graph.monitor.harness import task_recalls
+from saturate.graph.monitor.score import regression_pass_rate
+from saturate.graph.paths import home_dir, shared_data
+from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.records import SearchResult
@@ -156,13 +160,18 @@ def run_set(name: str, tasks: list[dict], source, seed: int, policies=POLICIES, 
 
 def default_thresholds(name: str) -> dict[str, float]:
     """The issue's targets for a set, as minimums (higher = harder; what the monitor may raise)."""
-    out = {f"{name}.gate_keeps_recall": KEEP_RECALL_SHARE, f"{name}.gate_search_savings": round(1 - SEARCH_SHARE_MAX, 4)}
+    out = {
+        f"{name}.gate_keeps_recall": KEEP_RECALL_SHARE,
+        f"{name}.gate_search_savings": round(1 - SEARCH_SHARE_MAX, 4),
+    }
     if name in RECALL_AT_5_TARGET:
         out[f"{name}.recall_at_5"] = RECALL_AT_5_TARGET[name]
     return out
 
 
-def check_targets(name: str, summary: dict, thresholds: dict[str, float] | None = None, base: str | None = None) -> dict:
+def check_targets(
+    name: str, summary: dict, thresholds: dict[str, float] | None = None, base: str | None = None
+) -> dict:
     """Targets met by one set's summary. Thresholds are looked up as ``<base>.<target>`` (``base``: the set a
     derived benchmark comes from), falling back to the issue's defaults."""
     base = base or name
@@ -182,15 +191,15 @@ def check_targets(name: str, summary: dict, thresholds: dict[str, float] | None 
 
 
 def open_corpus(corpus: Path, index_dir: Path):
-    from saturate.sources.local import LocalCorpus
-
     return LocalCorpus.open(corpus, index_dir)
 
 
 def table(name: str, result: dict) -> str:
     cols = ("gold_recall", "answer_recall", "searches", "rounds", "model_calls", "seconds")
-    lines = [f"== {name} ({next(iter(result['policies'].values()))['tasks']} tasks)",
-             f"{'policy':<16}" + "".join(f"{c:>15}" for c in cols)]
+    lines = [
+        f"== {name} ({next(iter(result['policies'].values()))['tasks']} tasks)",
+        f"{'policy':<16}" + "".join(f"{c:>15}" for c in cols),
+    ]
     for policy, s in result["policies"].items():
         lines.append(f"{policy:<16}" + "".join(f"{s[c]:>15.4g}" for c in cols))
     for key, t in result["targets"].items():
@@ -199,19 +208,28 @@ def table(name: str, result: dict) -> str:
 
 
 def plot(results: dict[str, dict], path: Path) -> None:
-    import matplotlib
+    # heavy: matplotlib (~0.5 s to import), loaded only when a plot is written; the Agg canvas needs no display
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4.2), squeeze=False)
+    fig = Figure(figsize=(5.5 * len(results), 4.2))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(results), squeeze=False)
     for ax, (name, res) in zip(axes[0], results.items()):
         pol = res["policies"]
         fixed = [p for p in ("fixed-2", "fixed-4", "fixed-5") if p in pol]
-        ax.plot([pol[p]["searches"] for p in fixed], [pol[p]["gold_recall"] for p in fixed], "o-", color="grey", label="fixed N")
+        ax.plot(
+            [pol[p]["searches"] for p in fixed],
+            [pol[p]["gold_recall"] for p in fixed],
+            "o-",
+            color="grey",
+            label="fixed N",
+        )
         for p, marker in (("seed-heuristic", "s"), ("saturate", "*"), ("oracle", "D")):
             if p in pol:
-                ax.plot(pol[p]["searches"], pol[p]["gold_recall"], marker, markersize=10 if p == "saturate" else 7, label=p)
+                ax.plot(
+                    pol[p]["searches"], pol[p]["gold_recall"], marker, markersize=10 if p == "saturate" else 7, label=p
+                )
         ax.set_title(name)
         ax.set_xlabel("searches per task")
         ax.set_ylabel("gold-paragraph recall")
@@ -219,18 +237,30 @@ def plot(results: dict[str, dict], path: Path) -> None:
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--set", choices=SETS, action="append", help="a set from ../shared/data (default: the harness's enabled benchmarks)")
+    p.add_argument(
+        "--set",
+        choices=SETS,
+        action="append",
+        help="a set from ../shared/data (default: the harness's enabled benchmarks)",
+    )
     p.add_argument("--tasks", type=Path, help="a task file (JSONL); with --corpus")
     p.add_argument("--corpus", type=Path, help="a corpus file (JSONL) for --tasks")
-    p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_SHARED_DATA, else ../shared/data beside the current directory)")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder holding the sets (default: $SATURATE_SHARED_DATA, else ../shared/data beside the current "
+        "directory)",
+    )
     p.add_argument("--limit", type=int, help="only the first N tasks of each set (a partial run: no monitor cycle)")
     p.add_argument("--seed", type=int, default=1, help="base seed (task i uses seed+i)")
     p.add_argument("--policy", action="append", choices=list(POLICIES), help="only these policies (a partial run)")
-    p.add_argument("--plot", type=Path, default=Path("bench-recall.png"), help="recall-vs-searches PNG (default bench-recall.png)")
+    p.add_argument(
+        "--plot", type=Path, default=Path("bench-recall.png"), help="recall-vs-searches PNG (default bench-recall.png)"
+    )
     p.add_argument("--no-monitor", action="store_true", help="do not record this run as a saturation-monitor cycle")
     p.add_argument("--json", action="store_true", help="print JSON: {set: {policies: {...}, targets: {...}}}")
 
@@ -243,7 +273,12 @@ def default_harness(data: Path) -> dict:
     return {
         "thresholds": thresholds,
         "benchmarks": [
-            {"name": n, "tasks": str(data / n / "tasks.jsonl"), "corpus": str(data / n / "corpus.jsonl"), "enabled": True}
+            {
+                "name": n,
+                "tasks": str(data / n / "tasks.jsonl"),
+                "corpus": str(data / n / "corpus.jsonl"),
+                "enabled": True,
+            }
             for n in SETS
         ],
     }
@@ -262,12 +297,18 @@ def _bench_paths(b: dict, data: Path) -> tuple[Path, Path]:
 
 def cycle_metrics(results: dict, previous: dict | None) -> dict:
     """The five monitor metrics of one full run (see graph.monitor for the mapping)."""
-    from saturate.graph.monitor.harness import task_recalls
-    from saturate.graph.monitor.score import regression_pass_rate
 
     runs = [r for res in results.values() for r in res["runs"].get("saturate", [])]
-    now = {f"{name}:{r['task_id']}": r["gold_recall"] for name, res in results.items() for r in res["runs"].get("saturate", [])}
-    prev = {f"{name}:{tid}": v for name, per in task_recalls(previous).items() for tid, v in per.items()} if previous else None
+    now = {
+        f"{name}:{r['task_id']}": r["gold_recall"]
+        for name, res in results.items()
+        for r in res["runs"].get("saturate", [])
+    }
+    prev = (
+        {f"{name}:{tid}": v for name, per in task_recalls(previous).items() for tid, v in per.items()}
+        if previous
+        else None
+    )
     mean = sum(r["gold_recall"] for r in runs) / len(runs) if runs else 0.0
     prev_mean = sum(prev.values()) / len(prev) if prev else None
     targets = [t["met"] for res in results.values() for t in res["targets"].values()]
@@ -283,12 +324,6 @@ def cycle_metrics(results: dict, previous: dict | None) -> dict:
 
 def run(args) -> int:
     args.data = args.data or shared_data()
-    from dataclasses import asdict
-
-    from saturate.graph.api import InputError
-    from saturate.graph.paths import home_dir
-    from saturate.graph.monitor.core import Monitor
-
     if (args.tasks is None) != (args.corpus is None):
         raise InputError("--tasks and --corpus go together")
     if args.limit is not None and args.limit < 1:
@@ -299,7 +334,9 @@ def run(args) -> int:
         for p in (args.tasks, args.corpus):
             if not p.exists():
                 raise InputError(f"file not found: {p}")
-        named = {args.tasks.stem if args.tasks.stem != "tasks" else args.tasks.parent.name: (args.tasks, args.corpus, None)}
+        named = {
+            args.tasks.stem if args.tasks.stem != "tasks" else args.tasks.parent.name: (args.tasks, args.corpus, None)
+        }
         thresholds: dict[str, float] = {}
     else:
         if not args.no_monitor and not partial:
@@ -362,11 +399,18 @@ def run(args) -> int:
         for name, r in results.items():
             print(table(name, r))
             print()
-        print(f"command: saturate bench {' '.join(sys.argv[2:]) if sys.argv[1:2] == ['bench'] else ' '.join(sys.argv[1:])}".rstrip())
+        given = sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:]
+        print(f"command: saturate bench {' '.join(given)}".rstrip())
         print(f"wall time {wall:.1f} s; plot: {args.plot}")
         if cycle is not None:
-            print(f"monitor: cycle {cycle.id} recorded — saturation {cycle.score:.3f} ({cycle.level})"
-                  + (f"; trigger {cycle.trigger}: expansion {cycle.expansion_id} awaits approval" if cycle.expansion_id else ""))
+            print(
+                f"monitor: cycle {cycle.id} recorded — saturation {cycle.score:.3f} ({cycle.level})"
+                + (
+                    f"; trigger {cycle.trigger}: expansion {cycle.expansion_id} awaits approval"
+                    if cycle.expansion_id
+                    else ""
+                )
+            )
         elif partial:
             print("monitor: partial run, no cycle recorded")
     return 0

@@ -23,8 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from saturate.graph.paths import shared_data
+from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
+from saturate.graph.paths import shared_data
 from saturate.sources.replay import ReplaySource, load_claims
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
@@ -49,8 +50,13 @@ def scores(gold: list[str], pred: list[str]) -> dict:
         fp = sum(confusion[g][label] for g in LABELS) - tp
         fn = sum(confusion[label].values()) - tp
         f1[label] = round(2 * tp / (2 * tp + fp + fn), 4) if tp else 0.0
-    accuracy = sum(confusion[l][l] for l in LABELS) / len(gold) if gold else 0.0
-    return {"macro_f1": round(sum(f1.values()) / len(LABELS), 4), "f1": f1, "accuracy": round(accuracy, 4), "confusion": confusion}
+    accuracy = sum(confusion[label][label] for label in LABELS) / len(gold) if gold else 0.0
+    return {
+        "macro_f1": round(sum(f1.values()) / len(LABELS), 4),
+        "f1": f1,
+        "accuracy": round(accuracy, 4),
+        "confusion": confusion,
+    }
 
 
 def run_claim(graph, row: dict, seed: int, gold_stance: bool) -> dict:
@@ -74,39 +80,55 @@ def evaluate(rows: list[dict], seed: int = 0) -> dict:
         preds["always-true"].append("True")
         preds["any-support"].append(any_support(row.get("hits") or []))
     seconds = time.perf_counter() - t0
-    out = {"rules": {rule: scores(gold, p) for rule, p in preds.items()}, "claims": len(rows),
-           "labels": {l: gold.count(l) for l in LABELS},
-           "seconds_per_claim": round(seconds / max(1, 2 * len(rows)), 4),
-           "searches_per_claim": round(searches / max(1, 2 * len(rows)), 3)}
+    out = {
+        "rules": {rule: scores(gold, p) for rule, p in preds.items()},
+        "claims": len(rows),
+        "labels": {label: gold.count(label) for label in LABELS},
+        "seconds_per_claim": round(seconds / max(1, 2 * len(rows)), 4),
+        "searches_per_claim": round(searches / max(1, 2 * len(rows)), 3),
+    }
     return out
 
 
 def table(res: dict) -> str:
-    lines = [f"{res['claims']} claims (gold: " + ", ".join(f"{k} {v}" for k, v in res["labels"].items()) + ")",
-             f"{'rule':<18}{'macro F1':>10}{'F1 True':>10}{'F1 False':>10}{'F1 Invalid':>12}{'accuracy':>10}"]
+    lines = [
+        f"{res['claims']} claims (gold: " + ", ".join(f"{k} {v}" for k, v in res["labels"].items()) + ")",
+        f"{'rule':<18}{'macro F1':>10}{'F1 True':>10}{'F1 False':>10}{'F1 Invalid':>12}{'accuracy':>10}",
+    ]
     for rule, r in res["rules"].items():
-        lines.append(f"{rule:<18}{r['macro_f1']:>10.3f}" + "".join(f"{r['f1'][l]:>{w}.3f}" for l, w in zip(LABELS, (10, 10, 12)))
-                     + f"{r['accuracy']:>10.3f}")
+        lines.append(
+            f"{rule:<18}{r['macro_f1']:>10.3f}"
+            + "".join(f"{r['f1'][label]:>{w}.3f}" for label, w in zip(LABELS, (10, 10, 12)))
+            + f"{r['accuracy']:>10.3f}"
+        )
     lines.append("")
     for rule, r in res["rules"].items():
         lines.append(f"confusion, {rule} (rows gold, columns predicted: True False Invalid)")
         for g in LABELS:
             lines.append(f"  {g:<8}" + "".join(f"{r['confusion'][g][p]:>7}" for p in LABELS))
-    lines.append(f"graph runs: {res['seconds_per_claim']} s and {res['searches_per_claim']} searches per claim and rule")
+    lines.append(
+        f"graph runs: {res['seconds_per_claim']} s and {res['searches_per_claim']} searches per claim and rule"
+    )
     return "\n".join(lines)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--claims", type=Path, default=None, help="claims file (default: factcheck/claims.jsonl in the shared data, $SATURATE_SHARED_DATA or ../shared/data)")
+    p.add_argument(
+        "--claims",
+        type=Path,
+        default=None,
+        help="claims file (default: factcheck/claims.jsonl in the shared data: $SATURATE_SHARED_DATA or "
+        "../shared/data)",
+    )
     p.add_argument("--limit", type=int, help="only the first N claims")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true",
-                   help='print {"rules": {"gold-stance": {"macro_f1", "f1", "confusion"}, ...}}')
+    p.add_argument(
+        "--json", action="store_true", help='print {"rules": {"gold-stance": {"macro_f1", "f1", "confusion"}, ...}}'
+    )
 
 
 def run(args) -> int:
     args.claims = args.claims or shared_data("factcheck", "claims.jsonl")
-    from saturate.graph.api import InputError
 
     if not args.claims.exists():
         raise InputError(f"claims file not found: {args.claims}")
@@ -123,7 +145,9 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(res, indent=2))
     else:
-        print(f"command: saturate bench verify --claims {args.claims}" + (f" --limit {args.limit}" if args.limit else ""))
+        print(
+            f"command: saturate bench verify --claims {args.claims}" + (f" --limit {args.limit}" if args.limit else "")
+        )
         print(table(res))
     return 0
 

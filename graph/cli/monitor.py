@@ -1,4 +1,4 @@
-"""``saturate monitor``: the monitor's command line (``add_arguments`` + ``run``, wired by graph.cli).
+"""``saturate monitor``: the monitor's command line (``add_arguments`` + ``run``, wired by the parser).
 
 Plain text, one line per item; ``--json`` prints the same data as JSON. Exit 0, or 2 when an
 operation is refused (the reason is printed on stderr).
@@ -10,11 +10,11 @@ import argparse
 import json
 import sys
 
+from saturate.graph.cli.output import EXIT_BAD_INPUT
+from saturate.graph.monitor.core import Monitor
 from saturate.graph.monitor.harness import MonitorError
 from saturate.graph.monitor.score import TREND_EPSILON
 from saturate.graph.monitor.store import SNAPSHOT_RETENTION_DAYS, iso
-
-EXIT_BAD_INPUT = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,29 +24,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     act.add_argument("--approve", type=int, metavar="ID", help="approve a pending expansion (needs --by)")
     act.add_argument("--reject", type=int, metavar="ID", help="reject a pending or approved expansion (needs --by)")
     act.add_argument("--apply", type=int, metavar="ID", help="apply an approved expansion (one-way ratchet)")
-    act.add_argument("--prune", action="store_true", help=f"delete cycle snapshots older than {SNAPSHOT_RETENTION_DAYS} days")
+    act.add_argument(
+        "--prune", action="store_true", help=f"delete cycle snapshots older than {SNAPSHOT_RETENTION_DAYS} days"
+    )
     parser.add_argument("--by", metavar="NAME", help="who approves or rejects")
     parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
 
 
 def run(args: argparse.Namespace) -> int:
     """``saturate monitor``: status by default; --show/--approve/--reject/--apply/--prune. 0 ok, 2 refused."""
-    from saturate.graph.monitor.core import Monitor
-
     try:
         with Monitor(home=getattr(args, "home", None)) as mon:
             if args.approve is not None or args.reject is not None:
                 if not args.by:
                     raise MonitorError(f"--{'approve' if args.approve is not None else 'reject'} needs --by NAME")
-                out = mon.approve(args.approve, args.by) if args.approve is not None else mon.reject(args.reject, args.by)
+                if args.approve is not None:
+                    out = mon.approve(args.approve, args.by)
+                else:
+                    out = mon.reject(args.reject, args.by)
                 lines = [f"expansion {out['id']}: {out['status']} by {out['approved_by']}"]
                 if out["status"] == "approved":
                     lines.append(f"apply it with: saturate monitor --apply {out['id']}")
             elif args.apply is not None:
                 out = mon.apply(args.apply)
-                lines = [f"expansion {args.apply}: applied as harness version {out['version']} (version {out['parent']} archived)"]
-                lines += [f"raised threshold {n}: {out['config']['thresholds'][n]:g}" for n in out["new_checks"]["thresholds"]]
-                lines += [f"added benchmark {n} (disabled; the bench enables one per cycle)" for n in out["new_checks"]["benchmarks"]]
+                new = out["new_checks"]
+                lines = [
+                    f"expansion {args.apply}: applied as harness version {out['version']} "
+                    f"(version {out['parent']} archived)"
+                ]
+                lines += [f"raised threshold {n}: {out['config']['thresholds'][n]:g}" for n in new["thresholds"]]
+                lines += [f"added benchmark {n} (disabled; the bench enables one per cycle)" for n in new["benchmarks"]]
             elif args.prune:
                 out = {"pruned": mon.prune()}
                 lines = [f"pruned {out['pruned']} cycle snapshot(s) older than {SNAPSHOT_RETENTION_DAYS} days"]
@@ -71,21 +78,29 @@ def status_lines(s: dict) -> list[str]:
         rising = "rising" if w["slope"] > TREND_EPSILON else "falling" if w["slope"] < -TREND_EPSILON else "flat"
         lines = [
             f"level: {s['level']} (score {s['score']:.3f}, cycle {s['last_cycle']} at {iso(s['last_ts'])})",
-            f"trend: {rising}, slope {w['slope']:+.4f} per cycle; rolling average {w['average']:.3f} over the last {w['size']} cycles",
-            f"consecutive: {w['consecutive_high']} HIGH-or-above, {w['consecutive_critical']} CRITICAL ({s['cycles']} cycles in all)",
+            f"trend: {rising}, slope {w['slope']:+.4f} per cycle; "
+            f"rolling average {w['average']:.3f} over the last {w['size']} cycles",
+            f"consecutive: {w['consecutive_high']} HIGH-or-above, {w['consecutive_critical']} CRITICAL "
+            f"({s['cycles']} cycles in all)",
             f"trigger: {s['trigger'] or 'none'}",
         ]
     h = s["harness"]
     if h:
-        lines.append(f"harness: version {h['version']}" + (f" (parent {h['parent']})" if h["parent"] else "")
-                     + f", {len(h['thresholds'])} thresholds, {len(h['enabled'])} benchmarks enabled, {len(h['disabled'])} disabled"
-                     + ("" if h["settled"] else ", new checks being evaluated"))
+        lines.append(
+            f"harness: version {h['version']}"
+            + (f" (parent {h['parent']})" if h["parent"] else "")
+            + f", {len(h['thresholds'])} thresholds, {len(h['enabled'])} benchmarks enabled, "
+            f"{len(h['disabled'])} disabled" + ("" if h["settled"] else ", new checks being evaluated")
+        )
     else:
         lines.append("harness: none registered yet")
     for e in s["pending_expansions"]:
         err = "; research failed" if e["research_error"] else ""
-        lines.append(f"pending expansion {e['id']}: {e['kind']}, {e['status']} since {iso(e['ts'])}, {e['proposals']} proposals, "
-                     f"research thread {e['thread_id']}{err} (saturate monitor --show {e['id']})")
+        lines.append(
+            f"pending expansion {e['id']}: {e['kind']}, {e['status']} since {iso(e['ts'])}, "
+            f"{e['proposals']} proposals, "
+            f"research thread {e['thread_id']}{err} (saturate monitor --show {e['id']})"
+        )
     if not s["pending_expansions"]:
         lines.append("pending expansions: none")
     lines += [f"flagged for review: harness version {v['version']}: {v['note']}" for v in s["flagged_versions"]]
@@ -93,15 +108,18 @@ def status_lines(s: dict) -> list[str]:
 
 
 def expansion_lines(e: dict) -> list[str]:
-    lines = [f"expansion {e['id']}: {e['kind']}, {e['status']}, triggered at {iso(e['ts'])} after cycle {e['cycle_id']}"
-             + (f", decided by {e['approved_by']}" if e["approved_by"] else "")
-             + (f", applied as version {e['applied_version']}" if e["applied_version"] else "")]
+    lines = [
+        f"expansion {e['id']}: {e['kind']}, {e['status']}, triggered at {iso(e['ts'])} after cycle {e['cycle_id']}"
+        + (f", decided by {e['approved_by']}" if e["approved_by"] else "")
+        + (f", applied as version {e['applied_version']}" if e["applied_version"] else "")
+    ]
     for i, p in enumerate(e["proposals"], 1):
         if p.get("kind") == "raise_threshold":
             lines.append(f"proposal {i}: raise threshold {p['name']} from {p['from']:g} to {p['to']:g}")
         elif p.get("kind") == "add_benchmark":
             b = p["benchmark"]
-            lines.append(f"proposal {i}: add benchmark {b['name']} (tasks {b['tasks']}): {b.get('why', '')}".rstrip(": "))
+            line = f"proposal {i}: add benchmark {b['name']} (tasks {b['tasks']}): {b.get('why', '')}"
+            lines.append(line.rstrip(": "))
         else:
             lines.append(f"proposal {i}: {json.dumps(p)}")
     lines.append(f"research ({e['thread_id']}): {' '.join(e['answer'].split()) or '(no answer)'}")

@@ -13,12 +13,8 @@ from __future__ import annotations
 import json
 import sys
 
+from saturate.graph.cli.output import exit_code, print_answer, print_notes_and_errors
 from saturate.graph.views.progress import short_query
-
-
-def add_flags(p) -> None:
-    p.add_argument("--multi", action="store_true",
-                   help="research over several sources at once, each saturated by its own loop (implied by --sources)")
 
 
 def wants_multi(args) -> bool:
@@ -28,8 +24,11 @@ def wants_multi(args) -> bool:
 def query_line(ev: dict, task: str = "") -> str:
     phase = "" if ev.get("phase") == "loop" else " (lead)"
     err = f"  errors: {len(ev['errors'])}" if ev.get("errors") else ""
-    return (f"[{ev['source']}] q{ev['query_no']}{phase}: {short_query(ev['query'], task)!r}  new {ev['new']}/{ev['total']}"
-            f"  dup {ev['duplicates']}  → {ev['action']} ({ev.get('decided_by')}): {ev.get('reasoning', '')}{err}")
+    return (
+        f"[{ev['source']}] q{ev['query_no']}{phase}: {short_query(ev['query'], task)!r}"
+        f"  new {ev['new']}/{ev['total']}"
+        f"  dup {ev['duplicates']}  → {ev['action']} ({ev.get('decided_by')}): {ev.get('reasoning', '')}{err}"
+    )
 
 
 class MultiProgress:
@@ -43,7 +42,10 @@ class MultiProgress:
     def __call__(self, item) -> None:
         mode, chunk = item if isinstance(item, tuple) else ("updates", item)
         if mode == "custom" and isinstance(chunk, dict) and chunk.get("event") == "source_query":
-            text = json.dumps(chunk, ensure_ascii=False, default=str) if self.style == "jsonl" else query_line(chunk, self.task)
+            if self.style == "jsonl":
+                text = json.dumps(chunk, ensure_ascii=False, default=str)
+            else:
+                text = query_line(chunk, self.task)
             print(text, file=self.file, flush=True)
         elif mode == "updates" and isinstance(chunk, dict) and self.style != "jsonl":
             if "merge" in chunk:
@@ -51,7 +53,8 @@ class MultiProgress:
                 multi = sum(1 for e in merged if len(e["sources"]) > 1)
                 print(f"merged: {len(merged)} results, {multi} found by 2+ sources", file=self.file, flush=True)
             if "breadcrumbs" in chunk:
-                leads = [lead["name"] for lead in (chunk["breadcrumbs"] or {}).get("leads") or [] if lead.get("followed")]
+                found = (chunk["breadcrumbs"] or {}).get("leads") or []
+                leads = [lead["name"] for lead in found if lead.get("followed")]
                 print(f"breadcrumbs: following {', '.join(leads) or 'nothing'}", file=self.file, flush=True)
 
     def close(self) -> None:
@@ -59,8 +62,6 @@ class MultiProgress:
 
 
 def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
-    from saturate.graph.cli import print_answer, print_notes_and_errors
-
     if not print_answer(result, thread, as_json, quiet):
         return
     for s in result.sources:
@@ -79,15 +80,18 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
     print("sources searched:")
     for loop in result.loops:
         phase = "" if loop.phase == "loop" else " (breadcrumbs)"
-        print(f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}")
+        print(
+            f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}"
+        )
     print_notes_and_errors(result)
     print(f"thread: {thread}   (saturate show {thread})")
 
 
 def run_research(args, settings) -> int:
-    from saturate.graph.session import new_thread_id
-    from saturate.graph.cli import exit_code
+    """``saturate research --multi`` / ``--sources``: the settings are already validated."""
+    # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import research_multi
+    from saturate.graph.session import new_thread_id
 
     thread = args.thread or new_thread_id()
     task = " ".join(args.task.split())
@@ -114,13 +118,17 @@ def audit_lines(state: dict) -> list[str]:
 def show(state: dict, thread: str) -> int:
     task = state["task"]
     print(f"task: {task}")
-    print(f"thread {thread} · multi-source · " + ", ".join(f"{s['name']} ({s['kind']}, ceiling {s['ceiling']})" for s in state["sources"]))
+    sources = ", ".join(f"{s['name']} ({s['kind']}, ceiling {s['ceiling']})" for s in state["sources"])
+    print(f"thread {thread} · multi-source · {sources}")
     for line in audit_lines(state):
         print(line)
     for loop in state.get("loops") or []:
         phase = "" if loop["phase"] == "loop" else " (breadcrumbs)"
-        print(f"loop {loop['source']}{phase}: {loop['queries']} of {loop['ceiling']} queries in {loop['elapsed_s']:.3f} s, "
-              f"{loop['stop_reason']} — {loop['reasoning']}" + (f"  model calls {loop['model_calls']}" if loop.get("model_calls") else ""))
+        calls = f"  model calls {loop['model_calls']}" if loop.get("model_calls") else ""
+        print(
+            f"loop {loop['source']}{phase}: {loop['queries']} of {loop['ceiling']} queries "
+            f"in {loop['elapsed_s']:.3f} s, {loop['stop_reason']} — {loop['reasoning']}{calls}"
+        )
         for f in loop.get("fallbacks") or []:
             print(f"  note   {f}")
     leads = [lead for lead in state.get("leads") or [] if lead.get("followed")]
@@ -132,8 +140,10 @@ def show(state: dict, thread: str) -> int:
         r = state["result"]
         print(f"\nanswer: {r['answer']}")
         for s in r["sources"]:
-            print(f"  [{s['n']}] {s['title']} — {s['url']}  [{s.get('tag')}]  found by "
-                  + ", ".join(sorted({f['source'] for f in s.get('found_by') or []})))
+            print(
+                f"  [{s['n']}] {s['title']} — {s['url']}  [{s.get('tag')}]  found by "
+                + ", ".join(sorted({f["source"] for f in s.get("found_by") or []}))
+            )
         for a in r.get("key_actors") or []:
             print(f"  key actor: {a['name']} ({a['kind']}): {a['what']}")
     elif state.get("_next"):

@@ -65,8 +65,8 @@ authoritative and changes only through approved expansions): ``{"thresholds": {n
 must reach, so higher = harder. Exactly one version is current (``archived = 0``).
 
 Modules: ``monitor`` (this: the ``Monitor`` API), ``monitor_score`` (score, levels, window,
-triggers), ``monitor_harness`` (config shape, ratchet, proposals), ``monitor_store`` (SQLite schema),
-``monitor_cli`` (``add_arguments`` / ``run`` for ``saturate monitor``; re-exported here).
+triggers), ``monitor_harness`` (config shape, ratchet, proposals), ``monitor_store`` (SQLite schema).
+The command line, ``saturate monitor``, is ``graph/cli/monitor.py``: it imports this module, never the reverse.
 
 Retention: cycle rows (with their snapshots) older than 90 days are deleted by ``prune`` (also run by
 every ``record_cycle``); aggregates, harness versions and expansions are permanent.
@@ -87,11 +87,11 @@ run the enabled benchmarks of m.harness()["config"]; m.check_new({check: passed}
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from saturate.graph.cli.monitor import add_arguments, run
 from saturate.graph.monitor.harness import (
     MonitorError,
     RatchetError,
@@ -114,7 +114,16 @@ from saturate.graph.monitor.score import (
     saturation_score,
     trend,
 )
-from saturate.graph.monitor.store import METRICS, OPEN_STATUSES, SNAPSHOT_RETENTION_DAYS, TRIGGERS, Store, dumps, iso, to_epoch
+from saturate.graph.monitor.store import (
+    METRICS,
+    OPEN_STATUSES,
+    SNAPSHOT_RETENTION_DAYS,
+    TRIGGERS,
+    Store,
+    dumps,
+    iso,
+    to_epoch,
+)
 
 EXPANSION_TASK = "How can a multi-hop retrieval benchmark be made harder so that it stops saturating?"
 DB_NAME = "monitor.db"
@@ -122,9 +131,21 @@ DB_NAME = "monitor.db"
 ResearchFn = Callable[[str, str], Any]  # (task, thread_id) -> AgentResult-like (answer, sources)
 
 __all__ = [
-    "EXPANSION_TASK", "WEIGHTS", "CycleReport", "Monitor", "MonitorError", "RatchetError", "Window", "add_arguments",
-    "check_metrics", "check_ratchet", "detect", "level_for", "regression_pass_rate", "rolling_window",
-    "run", "saturation_score", "trend",
+    "EXPANSION_TASK",
+    "WEIGHTS",
+    "CycleReport",
+    "Monitor",
+    "MonitorError",
+    "RatchetError",
+    "Window",
+    "check_metrics",
+    "check_ratchet",
+    "detect",
+    "level_for",
+    "regression_pass_rate",
+    "rolling_window",
+    "saturation_score",
+    "trend",
 ]
 
 
@@ -138,7 +159,9 @@ def default_research(home: Path) -> ResearchFn:
         from saturate.graph.api import research
         from saturate.state.settings import load_settings
 
-        return research(task, thread_id=thread_id, home=home, settings=load_settings({"source": "local", "corpus": None}))
+        return research(
+            task, thread_id=thread_id, home=home, settings=load_settings({"source": "local", "corpus": None})
+        )
 
     return research_fn
 
@@ -146,7 +169,13 @@ def default_research(home: Path) -> ResearchFn:
 class Monitor:
     """The monitor on ``path`` (default ``<data dir>/monitor.db``); ``clock()`` → epoch seconds."""
 
-    def __init__(self, path: str | Path | None = None, *, home: str | Path | None = None, clock: Callable[[], float] | None = None):
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        home: str | Path | None = None,
+        clock: Callable[[], float] | None = None,
+    ):
         if path is None:
             from saturate.graph.paths import home_dir
 
@@ -158,7 +187,7 @@ class Monitor:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Monitor":
+    def __enter__(self) -> Monitor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -175,8 +204,10 @@ class Monitor:
         config = check_config(config)
         with self.store.tx() as c:
             if self.store.current_version() is None:
-                c.execute("INSERT INTO harness_versions (version, created_ts, config, note) VALUES (1, ?, ?, 'initial')",
-                          (self._now(now), dumps(config)))
+                c.execute(
+                    "INSERT INTO harness_versions (version, created_ts, config, note) VALUES (1, ?, ?, 'initial')",
+                    (self._now(now), dumps(config)),
+                )
         return self.store.current_version()
 
     def harness(self) -> dict | None:
@@ -195,8 +226,15 @@ class Monitor:
 
     # ------------------------------------------------------------ cycles
 
-    def record_cycle(self, metrics: dict, snapshot: dict, now: Any = None, *, research_fn: ResearchFn | None = None,
-                     expand: bool = True) -> CycleReport:
+    def record_cycle(
+        self,
+        metrics: dict,
+        snapshot: dict,
+        now: Any = None,
+        *,
+        research_fn: ResearchFn | None = None,
+        expand: bool = True,
+    ) -> CycleReport:
         """Store one cycle, score it, update the window and start an expansion if one is due
         (``expand=False``: report the trigger only)."""
         ts = self._now(now)
@@ -226,7 +264,9 @@ class Monitor:
         if trigger and not suppressed and expand:
             expansion_id = self.start_expansion(trigger, research_fn, now=ts)["id"]
         self.prune(ts)
-        return CycleReport(cycle_id, ts, version, m, comps, score, level, window, cycles, trigger, suppressed, expansion_id)
+        return CycleReport(
+            cycle_id, ts, version, m, comps, score, level, window, cycles, trigger, suppressed, expansion_id
+        )
 
     def _window(self) -> tuple[Window, int]:
         rows = self.store.window(WINDOW)
@@ -248,13 +288,20 @@ class Monitor:
         current = self.store.current_version()
         last = self.store.one("SELECT MAX(id) AS id FROM aggregates")["id"]
         with self.store.tx() as c:
-            exp_id = c.execute("INSERT INTO expansions (ts, kind, status, cycle_id) VALUES (?, ?, 'pending', ?)",
-                               (ts, kind, last)).lastrowid
-        proposals = compute_proposals(current["config"] if current else None, self.store.last_snapshot(),
-                                      self.home / "monitor" / "benchmarks", f"e{exp_id}")
+            exp_id = c.execute(
+                "INSERT INTO expansions (ts, kind, status, cycle_id) VALUES (?, ?, 'pending', ?)", (ts, kind, last)
+            ).lastrowid
+        proposals = compute_proposals(
+            current["config"] if current else None,
+            self.store.last_snapshot(),
+            self.home / "monitor" / "benchmarks",
+            f"e{exp_id}",
+        )
         thread_id = f"monitor-expansion-{exp_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(ts))}"
         with self.store.tx() as c:
-            c.execute("UPDATE expansions SET proposals = ?, thread_id = ? WHERE id = ?", (dumps(proposals), thread_id, exp_id))
+            c.execute(
+                "UPDATE expansions SET proposals = ?, thread_id = ? WHERE id = ?", (dumps(proposals), thread_id, exp_id)
+            )
         answer, sources, error = "", [], None
         try:
             result = (research_fn or default_research(self.home))(EXPANSION_TASK, thread_id)
@@ -262,8 +309,10 @@ class Monitor:
         except Exception as exc:  # the proposals stand without the research context; the error is kept
             error = f"{type(exc).__name__}: {exc}"
         with self.store.tx() as c:
-            c.execute("UPDATE expansions SET answer = ?, sources = ?, research_error = ? WHERE id = ?",
-                      (answer, dumps(sources), error, exp_id))
+            c.execute(
+                "UPDATE expansions SET answer = ?, sources = ?, research_error = ? WHERE id = ?",
+                (answer, dumps(sources), error, exp_id),
+            )
         return self.expansion(exp_id)
 
     def approve(self, expansion_id: int, approver: str, now: Any = None, proposals: list[dict] | None = None) -> dict:
@@ -273,17 +322,26 @@ class Monitor:
         chosen = exp["proposals"] if proposals is None else proposals
         current = self.store.current_version()
         apply_proposals(current["config"] if current else {"thresholds": {}, "benchmarks": []}, chosen)
-        note = exp["note"] if proposals is None else (exp["note"] + f"; proposals amended by {approver.strip()}").lstrip("; ")
+        note = (
+            exp["note"]
+            if proposals is None
+            else (exp["note"] + f"; proposals amended by {approver.strip()}").lstrip("; ")
+        )
         with self.store.tx() as c:
-            c.execute("UPDATE expansions SET status = 'approved', approved_by = ?, decided_ts = ?, proposals = ?, note = ? WHERE id = ?",
-                      (approver.strip(), self._now(now), dumps(chosen), note, exp["id"]))
+            c.execute(
+                "UPDATE expansions SET status = 'approved', approved_by = ?, decided_ts = ?, proposals = ?, note = ? "
+                "WHERE id = ?",
+                (approver.strip(), self._now(now), dumps(chosen), note, exp["id"]),
+            )
         return self.expansion(exp["id"])
 
     def reject(self, expansion_id: int, approver: str, now: Any = None) -> dict:
         exp = self._decidable(expansion_id, approver, OPEN_STATUSES, "rejected")
         with self.store.tx() as c:
-            c.execute("UPDATE expansions SET status = 'rejected', approved_by = ?, decided_ts = ? WHERE id = ?",
-                      (approver.strip(), self._now(now), exp["id"]))
+            c.execute(
+                "UPDATE expansions SET status = 'rejected', approved_by = ?, decided_ts = ? WHERE id = ?",
+                (approver.strip(), self._now(now), exp["id"]),
+            )
         return self.expansion(exp["id"])
 
     def _decidable(self, expansion_id: int, approver: str, allowed: tuple[str, ...], verb: str) -> dict:
@@ -291,21 +349,29 @@ class Monitor:
         if not isinstance(approver, str) or not approver.strip():
             raise MonitorError(f"say who {verb} expansion {exp['id']} (--by NAME)")
         if exp["status"] not in allowed:
-            raise MonitorError(f"expansion {exp['id']} is {exp['status']}; only a {' or '.join(allowed)} one can be {verb}")
+            raise MonitorError(
+                f"expansion {exp['id']} is {exp['status']}; only a {' or '.join(allowed)} one can be {verb}"
+            )
         return exp
 
     def apply(self, expansion_id: int, now: Any = None) -> dict:
         """Apply an approved expansion: archive the current version, create N+1 (new benchmarks disabled)."""
         exp = self.expansion(expansion_id)
         if exp["status"] != "approved":
-            hint = f": approve it first (saturate monitor --approve {exp['id']} --by NAME)" if exp["status"] == "pending" else ""
+            hint = (
+                f": approve it first (saturate monitor --approve {exp['id']} --by NAME)"
+                if exp["status"] == "pending"
+                else ""
+            )
             raise MonitorError(f"expansion {exp['id']} is {exp['status']}, not approved; nothing applied{hint}")
         if not exp["proposals"]:
             raise MonitorError(f"expansion {exp['id']} has no proposals to apply; reject it instead")
         current = self.store.current_version()
         if current is None:
             raise MonitorError("no harness registered yet (the bench registers it with init_harness)")
-        new_config, raised, added = apply_proposals(current["config"], exp["proposals"])  # RatchetError: nothing applied
+        new_config, raised, added = apply_proposals(
+            current["config"], exp["proposals"]
+        )  # RatchetError: nothing applied
         ts = self._now(now)
         with self.store.tx() as c:
             if self.store.current_version()["version"] != current["version"]:
@@ -315,11 +381,19 @@ class Monitor:
             c.execute(
                 "INSERT INTO harness_versions (version, created_ts, config, parent, note, expansion_id, new_checks) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (version, ts, dumps(new_config), current["version"],
-                 f"expansion {exp['id']} ({exp['kind']}) approved by {exp['approved_by']}", exp["id"],
-                 dumps({"thresholds": raised, "benchmarks": added})),
+                (
+                    version,
+                    ts,
+                    dumps(new_config),
+                    current["version"],
+                    f"expansion {exp['id']} ({exp['kind']}) approved by {exp['approved_by']}",
+                    exp["id"],
+                    dumps({"thresholds": raised, "benchmarks": added}),
+                ),
             )
-            c.execute("UPDATE expansions SET status = 'applied', applied_version = ? WHERE id = ?", (version, exp["id"]))
+            c.execute(
+                "UPDATE expansions SET status = 'applied', applied_version = ? WHERE id = ?", (version, exp["id"])
+            )
         return self.store.version(version)
 
     def enable_next_benchmark(self, now: Any = None) -> str | None:
@@ -338,8 +412,10 @@ class Monitor:
         new = {**old, "benchmarks": [{**b, "enabled": True} if b is nxt else b for b in old["benchmarks"]]}
         check_ratchet(old, new)
         with self.store.tx() as c:
-            c.execute("UPDATE harness_versions SET config = ?, enabled_at_cycle = ? WHERE version = ? AND archived = 0",
-                      (dumps(new), cycles, current["version"]))
+            c.execute(
+                "UPDATE harness_versions SET config = ?, enabled_at_cycle = ? WHERE version = ? AND archived = 0",
+                (dumps(new), cycles, current["version"]),
+            )
         return nxt["name"]
 
     def check_new(self, results: dict[str, bool], now: Any = None) -> dict:
@@ -356,15 +432,29 @@ class Monitor:
         checks = current["new_checks"]["thresholds"] + [b for b in current["new_checks"]["benchmarks"] if b in enabled]
         evaluated = {name: bool(results[name]) for name in checks if name in results}
         failed = [name for name, ok in evaluated.items() if not ok]
-        out = {"version": current["version"], "expansion_id": current["expansion_id"], "checked": sorted(evaluated),
-               "failed": failed, "missing": [n for n in checks if n not in results]}
+        out = {
+            "version": current["version"],
+            "expansion_id": current["expansion_id"],
+            "checked": sorted(evaluated),
+            "failed": failed,
+            "missing": [n for n in checks if n not in results],
+        }
         if evaluated and len(failed) * 2 > len(evaluated):
-            note = f"rolled back at {iso(ts)}: failed {len(failed)} of {len(evaluated)} new checks at once ({', '.join(failed)})"
+            note = (
+                f"rolled back at {iso(ts)}: failed {len(failed)} of {len(evaluated)} new checks at once "
+                f"({', '.join(failed)})"
+            )
             with self.store.tx() as c:
-                c.execute("UPDATE harness_versions SET archived = 1, flagged_for_review = 1, note = note || '; ' || ? WHERE version = ?",
-                          (note, current["version"]))
+                c.execute(
+                    "UPDATE harness_versions SET archived = 1, flagged_for_review = 1, note = note || '; ' || ? "
+                    "WHERE version = ?",
+                    (note, current["version"]),
+                )
                 c.execute("UPDATE harness_versions SET archived = 0 WHERE version = ?", (current["parent"],))
-                c.execute("UPDATE expansions SET status = 'rolled_back', note = ? WHERE id = ?", (note, current["expansion_id"]))
+                c.execute(
+                    "UPDATE expansions SET status = 'rolled_back', note = ? WHERE id = ?",
+                    (note, current["expansion_id"]),
+                )
             return {**out, "action": "rolled_back", "current_version": current["parent"], "note": note}
         if evaluated and set(current["new_checks"]["benchmarks"]) <= enabled:
             with self.store.tx() as c:
@@ -381,9 +471,14 @@ class Monitor:
         harness = None
         if current:
             bs = current["config"]["benchmarks"]
-            harness = {"version": current["version"], "parent": current["parent"], "thresholds": current["config"]["thresholds"],
-                       "enabled": [b["name"] for b in bs if b["enabled"]], "disabled": [b["name"] for b in bs if not b["enabled"]],
-                       "settled": current["expansion_id"] is None or current["settled_ts"] is not None}
+            harness = {
+                "version": current["version"],
+                "parent": current["parent"],
+                "thresholds": current["config"]["thresholds"],
+                "enabled": [b["name"] for b in bs if b["enabled"]],
+                "disabled": [b["name"] for b in bs if not b["enabled"]],
+                "settled": current["expansion_id"] is None or current["settled_ts"] is not None,
+            }
         return {
             "db": str(self.store.path),
             "cycles": cycles,
@@ -399,7 +494,9 @@ class Monitor:
                 | {"proposals": len(e["proposals"])}
                 for e in self.store.expansions(OPEN_STATUSES)
             ],
-            "flagged_versions": [{"version": v["version"], "note": v["note"]} for v in self.store.versions() if v["flagged_for_review"]],
+            "flagged_versions": [
+                {"version": v["version"], "note": v["note"]} for v in self.store.versions() if v["flagged_for_review"]
+            ],
         }
 
 

@@ -20,6 +20,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from saturate.state.errors import BadInput
+
 THRESHOLD_STEP = 0.25  # a met threshold is raised by this share of its remaining gap to 1.0 ...
 THRESHOLD_MIN_STEP = 0.01  # ... but by at least this much (never above 1.0)
 BUDGET_FLOOR = 1  # the tighter-budget variant never asks for fewer results per query than this
@@ -28,7 +30,7 @@ PROPOSAL_KINDS = ("raise_threshold", "add_benchmark")
 DEFAULT_POLICY = "saturate"
 
 
-class MonitorError(ValueError):
+class MonitorError(BadInput):
     """A monitor operation that cannot be done as asked (the message says why and what to do)."""
 
 
@@ -86,7 +88,9 @@ def check_ratchet(old: dict, new: dict) -> None:
         if name not in new["thresholds"]:
             raise RatchetError(f"threshold {name!r} would be removed; {why}")
         if new["thresholds"][name] < value:
-            raise RatchetError(f"threshold {name!r} would be lowered from {value:g} to {new['thresholds'][name]:g}; {why}")
+            raise RatchetError(
+                f"threshold {name!r} would be lowered from {value:g} to {new['thresholds'][name]:g}; {why}"
+            )
     for name in set(new["thresholds"]) - set(old["thresholds"]):
         raise RatchetError(f"threshold {name!r} would be added; new checks come as new benchmarks ({why})")
     new_by_name = {b["name"]: b for b in new["benchmarks"]}
@@ -123,7 +127,8 @@ def apply_proposals(config: dict, proposals: list[dict]) -> tuple[dict, list[str
                 raise RatchetError(f"proposal {i}: threshold {name!r} needs a numeric 'to' (got {to!r})")
             if p.get("from") is not None and p["from"] != old["thresholds"][name]:
                 raise RatchetError(
-                    f"proposal {i}: threshold {name!r} is {old['thresholds'][name]:g} now, not {p['from']!r} as proposed; "
+                    f"proposal {i}: threshold {name!r} is {old['thresholds'][name]:g} now, "
+                    f"not {p['from']!r} as proposed; "
                     "the proposal is stale"
                 )
             if to <= old["thresholds"][name]:
@@ -163,7 +168,11 @@ def _task_items(snapshot: dict) -> list[tuple[str | None, Any]]:
         out.append((t.get("benchmark") if isinstance(t, dict) else None, t))
     for name, res in snapshot.items():
         if isinstance(res, dict) and isinstance(res.get("runs"), dict):
-            out += [(name, {**t, "policy": DEFAULT_POLICY}) for t in res["runs"].get(DEFAULT_POLICY) or [] if isinstance(t, dict)]
+            out += [
+                (name, {**t, "policy": DEFAULT_POLICY})
+                for t in res["runs"].get(DEFAULT_POLICY) or []
+                if isinstance(t, dict)
+            ]
     return out
 
 
@@ -233,14 +242,23 @@ def compute_proposals(config: dict | None, snapshot: dict | None, bench_dir: Pat
         if hard and len(hard) < len(per_task):
             path = _write_subset(b["tasks"], hard, bench_dir / f"{b['name']}-hard-{tag}.jsonl")
             if path:
-                new = {**_base(b), "name": f"{b['name']}-hard-{tag}", "tasks": str(path), "derived_from": b["name"],
-                       "why": f"the {len(hard)} of {len(per_task)} tasks below full recall in the latest cycle"}
+                new = {
+                    **_base(b),
+                    "name": f"{b['name']}-hard-{tag}",
+                    "tasks": str(path),
+                    "derived_from": b["name"],
+                    "why": f"the {len(hard)} of {len(per_task)} tasks below full recall in the latest cycle",
+                }
         elif per_task and not hard:
             k = (b.get("settings") or {}).get("results_per_query", DEFAULT_RESULTS_PER_QUERY)
             if k // 2 >= BUDGET_FLOOR:
-                new = {**_base(b), "name": f"{b['name']}-k{k // 2}-{tag}", "derived_from": b["name"],
-                       "settings": {**(b.get("settings") or {}), "results_per_query": k // 2},
-                       "why": f"every task at full recall: the same tasks with {k // 2} results per query instead of {k}"}
+                new = {
+                    **_base(b),
+                    "name": f"{b['name']}-k{k // 2}-{tag}",
+                    "derived_from": b["name"],
+                    "settings": {**(b.get("settings") or {}), "results_per_query": k // 2},
+                    "why": f"every task at full recall: the same tasks with {k // 2} results per query instead of {k}",
+                }
         if new and new["name"] not in names:
             proposals.append({"kind": "add_benchmark", "benchmark": {**new, "enabled": False}})
             names.add(new["name"])

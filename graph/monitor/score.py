@@ -32,7 +32,9 @@ def check_metrics(metrics: dict) -> dict:
         raise MonitorError(f"metrics must be a dict with {', '.join(METRICS)}")
     unknown, missing = set(metrics) - set(METRICS), [m for m in METRICS if m not in metrics]
     if unknown or missing:
-        raise MonitorError(f"metrics: missing {missing or 'none'}, unknown {sorted(unknown) or 'none'}; expected {', '.join(METRICS)}")
+        raise MonitorError(
+            f"metrics: missing {missing or 'none'}, unknown {sorted(unknown) or 'none'}; expected {', '.join(METRICS)}"
+        )
     out: dict[str, float | None] = {}
     for name in METRICS:
         v = metrics[name]

@@ -16,9 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 SNAPSHOT_RETENTION_DAYS = 90
 SCHEMA_VERSION = 1
@@ -82,16 +83,16 @@ CREATE TABLE IF NOT EXISTS expansions (
 def to_epoch(now: Any = None, clock=None) -> float:
     """``now`` as epoch seconds: a datetime (naive = UTC), a number, or None (the clock)."""
     if now is None:
-        return float(clock()) if clock else dt.datetime.now(dt.timezone.utc).timestamp()
+        return float(clock()) if clock else dt.datetime.now(dt.UTC).timestamp()
     if isinstance(now, dt.datetime):
-        return (now if now.tzinfo else now.replace(tzinfo=dt.timezone.utc)).timestamp()
+        return (now if now.tzinfo else now.replace(tzinfo=dt.UTC)).timestamp()
     return float(now)
 
 
 def iso(ts: float | None) -> str:
     if ts is None:
         return "-"
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def dumps(value: Any) -> str:
@@ -176,8 +177,13 @@ class Store:
 def _decode_version(row: dict | None) -> dict | None:
     if row is None:
         return None
-    return {**row, "config": json.loads(row["config"]), "new_checks": json.loads(row["new_checks"]),
-            "archived": bool(row["archived"]), "flagged_for_review": bool(row["flagged_for_review"])}
+    return {
+        **row,
+        "config": json.loads(row["config"]),
+        "new_checks": json.loads(row["new_checks"]),
+        "archived": bool(row["archived"]),
+        "flagged_for_review": bool(row["flagged_for_review"]),
+    }
 
 
 def _decode_expansion(row: dict | None) -> dict | None:

@@ -1,9 +1,12 @@
 """The graph diagram, offline: Mermaid and Graphviz DOT text, SVG and PNG pictures.
 
-Everything comes from ``build_graph().get_graph()`` (LangGraph's own view of the
-nodes and edges, with a ``conditional`` flag per edge), so the picture follows
-build.py. Conditional edges are drawn dashed, in another colour, labelled with
-the decisions that take them.
+Everything comes from the compiled graph (default ``build_graph()``): LangGraph's
+own view of its nodes and edges (``get_graph()``, a ``conditional`` flag per
+edge) and the path maps of its routers (decision name → node), so the picture
+follows build.py and nothing here names a node. Conditional edges are drawn
+dashed, in another colour, labelled with the decisions that take them
+(``next_round`` is written ``next round``). Any compiled graph can be drawn:
+``from_graph(build_multi_graph())``.
 
 Pictures need no network and no system package by default: a small layered
 layout (longest-path layers, dummy points for long and back edges, barycentre
@@ -26,15 +29,6 @@ from pathlib import Path
 
 START, END = "__start__", "__end__"
 
-# What takes each conditional edge (the routing functions in nodes/gate.py).
-EDGE_LABELS: dict[tuple[str, str], str] = {
-    ("gate", "compress"): "accept · epsilon_pass · cap",
-    ("gate", "enrich"): "stop",
-    ("compress", "plan_query"): "next round",
-    ("compress", "enrich"): "after the cap",
-    ("decide", "plan_query"): "claim needs more search",
-    ("decide", "__end__"): "result",
-}
 FORMATS = ("mmd", "dot", "svg", "png")
 DEFAULT_NAME = "saturate-graph"
 
@@ -69,15 +63,70 @@ def label(node: str) -> str:
     return {START: "START", END: "END"}.get(node, node)
 
 
-def from_graph(compiled=None) -> Diagram:
-    """Nodes and edges of a compiled graph (default: ``build_graph()``)."""
+def _compiled(compiled=None):
     if compiled is None:
         from saturate.graph.build import build_graph
 
         compiled = build_graph()
+    return compiled
+
+
+def node_metadata(compiled=None) -> dict[str, dict]:
+    """Each node's metadata as given to ``add_node`` (``{"part": "round", "step": "searching"}``),
+    in the graph's order, START and END left out (default graph: ``build_graph()``)."""
+    g = _compiled(compiled).get_graph()
+    return {n: dict(node.metadata or {}) for n, node in g.nodes.items() if n not in (START, END)}
+
+
+def nodes_in_part(part: str, compiled=None) -> list[str]:
+    """The nodes whose metadata says ``"part": part`` (e.g. ``"round"``), in the graph's order."""
+    return [n for n, meta in node_metadata(compiled).items() if meta.get("part") == part]
+
+
+def decision_text(decision: str) -> str:
+    """A router's decision name as an edge label: ``need_more_search`` → ``need more search``."""
+    return decision.replace("_", " ")
+
+
+def edge_decisions(compiled=None) -> dict[tuple[str, str], list[str]]:
+    """(source, target) → the router decisions that take that conditional edge, in path-map order.
+
+    From the routers' path maps (``add_conditional_edges(node, router, {decision: target})``,
+    kept on the compiled graph's builder) and from the decision LangGraph puts on the edge
+    (``Edge.data``); a decision named after its target (a ``Send``) is no label, as in LangGraph."""
+    compiled = _compiled(compiled)
+    out: dict[tuple[str, str], list[str]] = {}
+    branches = getattr(getattr(compiled, "builder", None), "branches", None) or {}
+    for source, specs in branches.items():
+        for spec in specs.values():
+            for decision, target in (getattr(spec, "ends", None) or {}).items():
+                names = out.setdefault((source, target), [])
+                if decision != target and decision not in names:
+                    names.append(str(decision))
+    for e in compiled.get_graph().edges:
+        if e.conditional and e.data is not None:
+            names = out.setdefault((e.source, e.target), [])
+            if str(e.data) not in names:
+                names.append(str(e.data))
+    return out
+
+
+def from_graph(compiled=None) -> Diagram:
+    """Nodes and edges of a compiled graph (default: ``build_graph()``), conditional edges
+    labelled with their decisions."""
+    compiled = _compiled(compiled)
     g = compiled.get_graph()
+    decisions = edge_decisions(compiled)
     nodes = list(g.nodes)
-    edges = [(e.source, e.target, bool(e.conditional), EDGE_LABELS.get((e.source, e.target), str(e.data or ""))) for e in g.edges]
+    edges = [
+        (
+            e.source,
+            e.target,
+            bool(e.conditional),
+            " · ".join(decision_text(d) for d in decisions.get((e.source, e.target), [])) if e.conditional else "",
+        )
+        for e in g.edges
+    ]
     return Diagram(nodes, edges)
 
 
@@ -103,7 +152,8 @@ def mermaid(d: Diagram | None = None) -> str:
         f"    classDef default fill:{NODE_FILL},stroke:{NODE_STROKE},color:#111827",
         f"    classDef terminal fill:{TERMINAL_FILL},stroke:{TERMINAL_FILL},color:#ffffff",
         f"    classDef router fill:{ROUTER_FILL},stroke:{COND},color:#111827",
-        f"    linkStyle {','.join(str(i) for i, e in enumerate(d.edges) if e[2]) or '0'} stroke:{COND},stroke-dasharray:6 4",
+        f"    linkStyle {','.join(str(i) for i, e in enumerate(d.edges) if e[2]) or '0'} "
+        f"stroke:{COND},stroke-dasharray:6 4",
     ]
     return "\n".join(lines) + "\n"
 
@@ -118,12 +168,16 @@ def dot(d: Diagram | None = None) -> str:
     lines = [
         "digraph saturate {",
         '  graph [rankdir=TB, fontname="DejaVu Sans Mono", nodesep=0.5, ranksep=0.45, bgcolor="white"];',
-        f'  node [shape=box, style="rounded,filled", fillcolor="{NODE_FILL}", color="{NODE_STROKE}", fontname="DejaVu Sans Mono", fontsize=12];',
+        f'  node [shape=box, style="rounded,filled", fillcolor="{NODE_FILL}", color="{NODE_STROKE}", '
+        'fontname="DejaVu Sans Mono", fontsize=12];',
         f'  edge [color="{EDGE}", fontname="DejaVu Sans Mono", fontsize=10];',
     ]
     for n in d.nodes:
         if n in (START, END):
-            lines.append(f'  {q(n)} [label={q(label(n))}, shape=oval, fillcolor="{TERMINAL_FILL}", fontcolor="white", color="{TERMINAL_FILL}"];')
+            lines.append(
+                f'  {q(n)} [label={q(label(n))}, shape=oval, fillcolor="{TERMINAL_FILL}", fontcolor="white", '
+                f'color="{TERMINAL_FILL}"];'
+            )
         elif n in d.routers:
             lines.append(f'  {q(n)} [label={q(n)}, fillcolor="{ROUTER_FILL}", color="{COND}"];')
         else:
@@ -159,7 +213,7 @@ class Layout:
 
 
 def _back_edges(d: Diagram) -> set[tuple[str, str]]:
-    """Edges closing a cycle in a depth-first walk from START (the loop back to plan_query)."""
+    """Edges closing a cycle in a depth-first walk from START (e.g. the loop back to the first step of a round)."""
     out: dict[str, list[str]] = {n: [] for n in d.nodes}
     for s, t, _, _ in d.edges:
         out[s].append(t)
@@ -233,15 +287,35 @@ def layout(d: Diagram) -> Layout:
     labels = {(s, t): lab for s, t, _, lab in d.edges}
     needs_lane = [(s, t) for s, t, _, _ in d.edges if (s, t) in back or abs(layer[s] - layer[t]) > 1]
     lane_x: dict[tuple[str, str], float] = {}
+
+    def _beside(n: str, side: int) -> bool:
+        """Another node in n's layer on that side (1: right, -1: left): a lane there would cross it."""
+        return any(layer[m] == layer[n] and (col[m] - col[n]) * side > 0 for m in d.nodes)
+
+    # the label of a vertical edge goes on its right, or on its left when an elbow leaves its source to the right
+    label_side = {
+        (s, t): -1
+        if col[s] == col[t]
+        and any(s2 == s and (s2, t2) not in needs_lane and col[t2] > col[s] for s2, t2, _, _ in d.edges)
+        else 1
+        for s, t, _, _ in d.edges
+    }
     placed: list[tuple[int, int, int, float]] = []  # side, first layer, last layer, outer extent (with label)
     for s, t in sorted(needs_lane, key=lambda e: abs(layer[e[0]] - layer[e[1]])):
         lo, hi = sorted((layer[s], layer[t]))
         sign = -1 if (s, t) in back else 1  # loops back on the left, forward skips on the right
+        if any(_beside(n, sign) for n in (s, t)) and not any(_beside(n, -sign) for n in (s, t)):
+            sign = -sign  # ... unless a node beside an end is in the way and the other side is free
         edge = max(sign * boxes[n][0] + boxes[n][2] / 2 for n in d.nodes if lo <= layer[n] <= hi)
-        if sign > 0:  # beyond the labels of the vertical edges it runs beside (drawn on their right)
-            for s2, t2, _, lab2 in d.edges:
-                if lab2 and (s2, t2) not in needs_lane and lo <= min(layer[s2], layer[t2]) and max(layer[s2], layer[t2]) <= hi:
-                    edge = max(edge, boxes[s2][0] + 10 + _text_w(lab2, small))
+        for s2, t2, _, lab2 in d.edges:  # beyond the labels of the edges it runs beside, on that side
+            if (
+                lab2
+                and (s2, t2) not in needs_lane
+                and label_side[(s2, t2)] == sign
+                and lo <= min(layer[s2], layer[t2])
+                and max(layer[s2], layer[t2]) <= hi
+            ):
+                edge = max(edge, sign * boxes[s2][0] + 10 + _text_w(lab2, small))
         for side_, l2, h2, ext in placed:
             if side_ == sign and not (h2 < lo or l2 > hi):
                 edge = max(edge, ext)
@@ -272,9 +346,10 @@ def layout(d: Diagram) -> Layout:
             label_at = (lx + (8 if anchor == "start" else -8), (sy + ty) / 2, anchor)
         elif sx == tx:
             pts = [(sx, sy + sh / 2), (tx, ty - th / 2)]
-            label_at = (sx + 10, (sy + sh / 2 + ty - th / 2) / 2, "start")
+            side = label_side[(s, t)]
+            label_at = (sx + 10 * side, (sy + sh / 2 + ty - th / 2) / 2 - 4, "start" if side > 0 else "end")
         else:
-            ym = (sy + sh / 2 + ty - th / 2) / 2
+            ym = (sy + sh / 2 + ty - th / 2) / 2 + 6
             pts = [(sx, sy + sh / 2), (sx, ym), (tx, ym), (tx, ty - th / 2)]
             label_at = ((sx + tx) / 2, ym - 8, "middle")
         paths.append(EdgePath(s, t, cond, lab, pts, label_at))
@@ -346,7 +421,8 @@ def svg(d: Diagram | None = None) -> str:
     f = lambda p: f"{p[0]:.1f},{p[1]:.1f}"  # noqa: E731
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{lay.width:.0f}" height="{lay.height:.0f}" '
-        f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="{FONT}">',
+        f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" '
+        f'font-size="{FONT}">',
         "<title>saturate graph</title>",
         '<rect width="100%" height="100%" fill="white"/>',
     ]
@@ -375,13 +451,18 @@ def svg(d: Diagram | None = None) -> str:
             f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx:.1f}" '
             f'fill="{fill}" stroke="{stroke}" stroke-width="1.6"/>'
         )
-        out.append(f'<text x="{x:.1f}" y="{y:.1f}" fill="{color}" text-anchor="middle" dominant-baseline="central">{e(label(n))}</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" fill="{color}" text-anchor="middle" dominant-baseline="central">'
+            f"{e(label(n))}</text>"
+        )
         out.append("</g>")
     ly = lay.height - MARGIN / 2 - 6
     out.append(
-        f'<g class="legend" font-size="{FONT - 3}"><line x1="{MARGIN}" y1="{ly}" x2="{MARGIN + 34}" y2="{ly}" stroke="{EDGE}" stroke-width="1.6"/>'
+        f'<g class="legend" font-size="{FONT - 3}">'
+        f'<line x1="{MARGIN}" y1="{ly}" x2="{MARGIN + 34}" y2="{ly}" stroke="{EDGE}" stroke-width="1.6"/>'
         f'<text x="{MARGIN + 42}" y="{ly}" dominant-baseline="middle" fill="{EDGE}">edge</text>'
-        f'<line x1="{MARGIN + 100}" y1="{ly}" x2="{MARGIN + 134}" y2="{ly}" stroke="{COND}" stroke-width="1.6" stroke-dasharray="6 4"/>'
+        f'<line x1="{MARGIN + 100}" y1="{ly}" x2="{MARGIN + 134}" y2="{ly}" stroke="{COND}" stroke-width="1.6" '
+        'stroke-dasharray="6 4"/>'
         f'<text x="{MARGIN + 142}" y="{ly}" dominant-baseline="middle" fill="{COND}">conditional edge</text></g>'
     )
     out.append("</svg>")
@@ -416,17 +497,41 @@ def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
                 verts.append(c[1])
                 codes.append(MPath.MOVETO if c[0] == "M" else MPath.LINETO)
         color = COND if p.conditional else EDGE
-        ax.add_patch(PathPatch(MPath(verts, codes), fill=False, edgecolor=color, linewidth=1.6 * pt,
-                               linestyle=dash if p.conditional else "-"))
+        ax.add_patch(
+            PathPatch(
+                MPath(verts, codes),
+                fill=False,
+                edgecolor=color,
+                linewidth=1.6 * pt,
+                linestyle=dash if p.conditional else "-",
+            )
+        )
         ax.add_patch(Polygon(_arrowhead(p.points[-1], p.points[-2]), closed=True, facecolor=color, edgecolor="none"))
         if p.label:
             x, y, anchor = p.label_at
-            ax.text(x, y, p.label, color=color, fontsize=(FONT - 3) * pt, va="center",
-                    ha={"start": "left", "end": "right", "middle": "center"}[anchor], **text)
+            ax.text(
+                x,
+                y,
+                p.label,
+                color=color,
+                fontsize=(FONT - 3) * pt,
+                va="center",
+                ha={"start": "left", "end": "right", "middle": "center"}[anchor],
+                **text,
+            )
     for n, (x, y, w, h) in lay.boxes.items():
         fill, stroke, color, r = _style(n, d)
-        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle=f"round,pad=0,rounding_size={r}",
-                                    facecolor=fill, edgecolor=stroke, linewidth=1.6 * pt))
+        ax.add_patch(
+            FancyBboxPatch(
+                (x - w / 2, y - h / 2),
+                w,
+                h,
+                boxstyle=f"round,pad=0,rounding_size={r}",
+                facecolor=fill,
+                edgecolor=stroke,
+                linewidth=1.6 * pt,
+            )
+        )
         ax.text(x, y, label(n), ha="center", va="center", fontsize=FONT * pt, color=color, **text)
     ly = lay.height - MARGIN / 2 - 6
     ax.plot([MARGIN, MARGIN + 34], [ly, ly], color=EDGE, linewidth=1.6 * pt)
@@ -434,8 +539,12 @@ def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
     ax.plot([MARGIN + 100, MARGIN + 134], [ly, ly], color=COND, linewidth=1.6 * pt, linestyle=dash)
     ax.text(MARGIN + 142, ly, "conditional edge", color=COND, fontsize=(FONT - 3) * pt, va="center", **text)
     path = Path(path)
-    fig.savefig(path, format="png", facecolor="white",
-                metadata={"Title": "saturate graph", "Description": "nodes: " + " ".join(d.nodes)})
+    fig.savefig(
+        path,
+        format="png",
+        facecolor="white",
+        metadata={"Title": "saturate graph", "Description": "nodes: " + " ".join(d.nodes)},
+    )
     return path
 
 
@@ -450,11 +559,15 @@ def graphviz_render(dot_text: str, fmt: str, path: Path) -> Path:
     exe = shutil.which("dot")
     if exe is None:
         raise RendererError("Graphviz's `dot` is not installed (apt-get install graphviz); use the built-in renderer")
-    subprocess.run([exe, f"-T{fmt}", "-o", str(path)], input=dot_text.encode(), check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [exe, f"-T{fmt}", "-o", str(path)], input=dot_text.encode(), check=True, capture_output=True, timeout=60
+    )
     return path
 
 
-def write_diagrams(out_dir: str | Path = ".", name: str = DEFAULT_NAME, formats=FORMATS, renderer: str = "builtin", compiled=None) -> list[Path]:
+def write_diagrams(
+    out_dir: str | Path = ".", name: str = DEFAULT_NAME, formats=FORMATS, renderer: str = "builtin", compiled=None
+) -> list[Path]:
     """Write the diagram files; returns their paths. ``renderer``: ``builtin`` or ``graphviz`` (SVG/PNG only)."""
     if renderer not in ("builtin", "graphviz"):
         raise ValueError(f"unknown renderer {renderer!r}: builtin or graphviz")

@@ -1,6 +1,6 @@
 """Live progress of a running session, from LangGraph's stream modes (no polling).
 
-The graph is streamed with ``stream_mode=["updates", "custom"]``. Two nodes
+The graph is streamed with ``stream_mode=["updates", "custom", "tasks"]``. Two nodes
 write custom events through ``runtime.stream_writer``:
 
 - ``search``: ``{"event": "search", "round", "query", "source", "total", "new", "errors"}``
@@ -8,13 +8,19 @@ write custom events through ``runtime.stream_writer``:
 - ``gate``: ``{"event": "round", **RoundRecord, "threshold", "mode"}`` once the
   gate has decided (accept, epsilon_pass, stop or cap).
 
-``updates`` chunks say which node finished (``enrich`` and its page log, ...).
-``Progress`` turns them into one line per round, as it happens:
+``updates`` chunks say which node finished and what it wrote (the page log of
+enrichment, the result, ...). ``tasks`` events say which node starts: LangGraph
+sends the node's name with the metadata it was added with (build.py:
+``{"part": "round", "step": "searching"}``), so the spinner names the step that
+is actually running, in the graph's own words (no list of nodes, no guess of
+what comes next is kept here). ``Progress`` turns all this into one line per
+round, as it happens:
 
     round 2: '<task> + Zimbabwe' [local:corpus] new 4/5  novelty 4.21 ≥ 3  → accept
 
-On a terminal the lines are coloured and a spinner names the step in progress;
-otherwise they are plain text. ``style="jsonl"`` writes one JSON object per
+On a terminal the lines are coloured and a spinner names the step in progress
+(``round 2: scoring novelty (4 new / 5 results)``, ``after round 2: planning
+the query``); otherwise they are plain text. ``style="jsonl"`` writes one JSON object per
 event instead (for scripts). Use it as the ``stream_handler`` of
 ``graph.research`` / ``graph.resume`` / ``graph.timetravel.fork``:
 
@@ -28,30 +34,16 @@ import json
 import sys
 from typing import Any, TextIO
 
-STREAM_MODE = ["updates", "custom"]
+STREAM_MODE = ["updates", "custom", "tasks"]
 
 DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "cap": "cyan"}
-STEP_TEXT = {
-    "plan_query": "planning the query",
-    "search": "searching",
-    "assess_novelty": "scoring novelty",
-    "gate": "gating",
-    "compress": "merging into the knowledge state",
-    "enrich": "fetching full pages",
-    "decide": "writing the answer",
-}
-NEXT_STEP = {
-    "plan_query": "search",
-    "search": "assess_novelty",
-    "assess_novelty": "gate",
-    "enrich": "decide",
-}
+ROUND_PART = "round"  # node metadata {"part": "round"}: the node runs inside a round (its step is shown with the round)
 
 
 def short_query(query: str, task: str) -> str:
     """A gap query shown as what it adds to the task: ``<task> + Zimbabwe``."""
     if task and query.startswith(task) and len(query) > len(task):
-        return f"<task> + {query[len(task):].strip()}"
+        return f"<task> + {query[len(task) :].strip()}"
     return query if len(query) <= 90 else query[:89] + "…"
 
 
@@ -112,11 +104,26 @@ class Progress:
     ``style``: ``"rich"`` (colours and a spinner on a terminal, plain lines
     otherwise) or ``"jsonl"`` (one JSON object per event). Output goes to
     ``file`` (default stderr) so stdout stays the result.
+
+    The spinner names the step that is running, from the node metadata that
+    LangGraph sends with each task start (``"step"``; ``"part": "round"`` puts
+    the round before it). ``graph``: the compiled graph to read that metadata
+    from when a task event carries none (older LangGraph versions); default
+    ``build_graph()``. ``status`` is the spinner's text (kept off a terminal too).
     """
 
     stream_mode = STREAM_MODE
 
-    def __init__(self, *, task: str = "", style: str = "rich", file: TextIO | None = None, console=None, threshold: float | None = None):
+    def __init__(
+        self,
+        *,
+        task: str = "",
+        style: str = "rich",
+        file: TextIO | None = None,
+        console=None,
+        threshold: float | None = None,
+        graph=None,
+    ):
         if style not in ("rich", "jsonl"):
             raise ValueError(f"unknown progress style {style!r}")
         self.task = task
@@ -124,7 +131,13 @@ class Progress:
         self.file = file
         self.threshold = threshold
         self.rounds: list[dict] = []  # the round events seen, in order
+        self.status: str | None = None  # what the spinner says
         self._printed: set[int] = set()
+        self._graph = graph
+        self._metadata: dict[str, dict] | None = None  # node -> metadata, read from the graph when needed
+        self._step: tuple[str, str | None] | None = None  # the running task's step text and part
+        self._round: int | None = None  # the latest round number the stream mentioned
+        self._found: dict[int, str] = {}  # round -> "4 new / 5 results" (its search event)
         self._status = None
         self._console = console
         if style == "rich" and console is None:
@@ -134,7 +147,7 @@ class Progress:
 
     # ------------------------------------------------------------ plumbing
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -152,6 +165,8 @@ class Progress:
             mode, chunk = "updates", item
         if mode == "custom" and isinstance(chunk, dict):
             self._custom(chunk)
+        elif mode == "tasks" and isinstance(chunk, dict):
+            self._task(chunk)
         elif mode == "updates" and isinstance(chunk, dict):
             for node, update in chunk.items():
                 self._update(node, update or {})
@@ -165,46 +180,78 @@ class Progress:
             if kind == "round":
                 self._remember(ev)
             return
+        self._see_round(ev.get("round"))
         if kind == "search":
-            self._spin(f"round {ev['round']}: {STEP_TEXT['assess_novelty']} of {ev.get('new', 0)} new / {ev.get('total', 0)} results")
+            self._found[ev["round"]] = f"{ev.get('new', 0)} new / {ev.get('total', 0)} results"
+            self._spin(self._step_line())
         elif kind == "round":
             self._round_line(ev)
+
+    def _task(self, ev: dict) -> None:
+        """A task starts (``input``) or finishes (``result``/``error``): the spinner follows the starts."""
+        if self.style == "jsonl" or "input" not in ev or str(ev.get("name", "")).startswith("__"):
+            return
+        name = ev.get("name") or "?"
+        meta = ev.get("metadata") or {}
+        if "step" not in meta:
+            meta = {**self.node_metadata().get(name, {}), **meta}
+        self._step = (str(meta.get("step") or name), meta.get("part"))
+        self._spin(self._step_line())
 
     def _update(self, node: str, update: dict) -> None:
         if node.startswith("__"):
             return
-        if node == "gate":  # fallback when the gate wrote no custom event
-            for rec in update.get("records") or []:
-                if rec.get("round") not in self._printed:
-                    ev = {"event": "round", **rec, "threshold": self.threshold}
-                    if self.style == "jsonl":
-                        self._emit(ev)
-                        self._remember(ev)
-                    else:
-                        self._round_line(ev)
+        rnd = update.get("round")
+        self._see_round(rnd if isinstance(rnd, int) else (update.get("current") or {}).get("round"))
+        for rec in update.get("records") or []:  # a decided round; fallback when no custom event announced it
+            if rec.get("decision") and rec.get("round") not in self._printed:
+                ev = {"event": "round", **rec, "threshold": self.threshold}
+                if self.style == "jsonl":
+                    self._emit(ev)
+                    self._remember(ev)
+                else:
+                    self._round_line(ev)
+        pages = self._page_counts(update.get("pages") or []) if "pages" in update else None
         if self.style == "jsonl":
             ev: dict = {"event": "step", "node": node}
-            if node == "enrich":
-                ev.update(self._page_counts(update.get("pages") or []))
-            if node == "decide" and update.get("result"):
+            if pages is not None:
+                ev.update(pages)
+            if update.get("result"):
                 r = update["result"]
                 ev.update(outcome=r.get("outcome"), rounds=r.get("rounds"), sources=len(r.get("sources") or []))
             self._emit(ev)
             return
-        if node == "enrich":
-            c = self._page_counts(update.get("pages") or [])
-            extra = f", {c['page_errors']} failed" if c["page_errors"] else ""
-            self._print([(f"enrich: {c['stored']} page(s) kept, {c['skipped']} skipped{extra}", "dim")])
-        nxt = NEXT_STEP.get(node)
-        if node == "gate":
-            decision = ((update.get("current") or {}).get("decision"))
-            nxt = "compress" if decision in ("accept", "epsilon_pass", "cap") else "enrich"
-        elif node == "compress":
-            nxt = None
-        if nxt:
-            rnd = (update.get("current") or {}).get("round")
-            prefix = f"round {rnd}: " if rnd and nxt in ("search", "assess_novelty", "gate", "compress") else ""
-            self._spin(prefix + STEP_TEXT[nxt])
+        if pages is not None:
+            extra = f", {pages['page_errors']} failed" if pages["page_errors"] else ""
+            self._print([(f"{node}: {pages['stored']} page(s) kept, {pages['skipped']} skipped{extra}", "dim")])
+
+    # ------------------------------------------------------------ the running step
+
+    def node_metadata(self) -> dict[str, dict]:
+        """Each node's metadata, from the compiled graph (read once, only if a task event brought none)."""
+        if self._metadata is None:
+            from saturate.graph.views.diagram import node_metadata
+
+            self._metadata = node_metadata(self._graph)
+        return self._metadata
+
+    def _see_round(self, rnd: Any) -> None:
+        if isinstance(rnd, int) and not isinstance(rnd, bool) and (self._round is None or rnd > self._round):
+            self._round = rnd
+
+    def _step_line(self) -> str:
+        """``round 2: scoring novelty (4 new / 5 results)``; a round step after the round was decided
+        (merging it, planning the next) is ``after round 2: …``; other steps are their text alone."""
+        step, part = self._step or ("", ROUND_PART)
+        rnd = self._round
+        if part != ROUND_PART or rnd is None:
+            return step
+        if rnd in self._printed:
+            return f"after round {rnd}: {step}"
+        found = self._found.get(rnd)
+        if not step:
+            return f"round {rnd}: {found or ''}".rstrip()
+        return f"round {rnd}: {step}" + (f" ({found})" if found else "")
 
     @staticmethod
     def _page_counts(pages: list[dict]) -> dict:
@@ -235,7 +282,10 @@ class Progress:
         self._console.print(text)
 
     def _spin(self, message: str) -> None:
-        if self.style != "rich" or not self._console.is_terminal:
+        if self.style != "rich" or not message:
+            return
+        self.status = message
+        if not self._console.is_terminal:
             return
         if self._status is None:
             self._status = self._console.status(message, spinner="dots")

@@ -25,19 +25,29 @@ import re
 from pathlib import Path
 from typing import Any
 
+from saturate.graph.build import build_graph
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, open_checkpointer
-from saturate.graph.build import build_graph
-from saturate.graph.views.progress import short_query
 from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin
+from saturate.graph.views.diagram import nodes_in_part
+from saturate.graph.views.progress import ROUND_PART, short_query
 from saturate.state.records import ACCEPTED
 from saturate.state.settings import load_settings
 
-ROUND_NODES = ("plan_query", "search", "assess_novelty", "gate", "compress")
 DECISION_COLOR = {"accept": "#16a34a", "epsilon_pass": "#d97706", "stop": "#dc2626", "cap": "#0e7490"}
 DECISION_TEXT = {"accept": "accept", "epsilon_pass": "ε pass", "stop": "stop", "cap": "cap"}
-KEY_SETTINGS = ("mode", "max_rounds", "min_rounds", "fixed_rounds", "novelty_threshold", "novelty_epsilon", "novelty_method",
-                "seed", "source", "corpus")
+KEY_SETTINGS = (
+    "mode",
+    "max_rounds",
+    "min_rounds",
+    "fixed_rounds",
+    "novelty_threshold",
+    "novelty_epsilon",
+    "novelty_method",
+    "seed",
+    "source",
+    "corpus",
+)
 _CITE = re.compile(r"\[(\d+)\]")
 
 
@@ -48,16 +58,27 @@ def load_session(thread_id: str, home: str | os.PathLike | None = None) -> dict:
     """Everything the report shows, from the thread's checkpoint history."""
     home_path = home_dir(home)
     with open_checkpointer(home_path) as saver:
-        snaps = branch(build_graph(checkpointer=saver), thread_id)
+        graph = build_graph(checkpointer=saver)
+        snaps = branch(graph, thread_id)
     if not snaps:
         raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
     if (snaps[-1].values or {}).get("kind") == "multi":
-        raise InputError(f"thread {thread_id!r} is a multi-source session: the HTML report and chart cover "
-                         f"single-loop sessions; `saturate show {thread_id}` prints its loops and audit events")
-    return session_view(thread_id, snaps)
+        raise InputError(
+            f"thread {thread_id!r} is a multi-source session: the HTML report and chart cover "
+            f"single-loop sessions; `saturate show {thread_id}` prints its loops and audit events"
+        )
+    return session_view(thread_id, snaps, graph)
 
 
-def session_view(thread_id: str, snaps: list) -> dict:
+def round_nodes(graph=None) -> list[str]:
+    """The nodes that run a round: those added with ``{"part": "round"}`` (default graph: ``build_graph()``)."""
+    return nodes_in_part(ROUND_PART, graph)
+
+
+def session_view(thread_id: str, snaps: list, graph=None) -> dict:
+    """What the report shows, from the thread's checkpoints; ``graph``: the compiled graph that wrote them,
+    whose node metadata says which steps belong to a round (default ``build_graph()``)."""
+    in_round = set(round_nodes(graph))
     values = snaps[-1].values or {}
     steps = checkpoint_rows(snaps)
     records = list(values.get("records") or [])
@@ -68,10 +89,14 @@ def session_view(thread_id: str, snaps: list) -> dict:
     t0 = _ts(steps[0]["created_at"])
     for rec in records:
         n = rec["round"]
-        idx = [i for i, s in enumerate(steps) if s["node"] in ROUND_NODES and s["round"] == n]
-        info: dict[str, Any] = {"record": rec, "steps": [steps[i] for i in idx], "settings": values.get("settings") or {}}
-        if idx:
-            info["settings"] = snaps[idx[-1]].values.get("settings") or info["settings"]  # as the round ran (a fork may differ)
+        idx = [i for i, s in enumerate(steps) if s["node"] in in_round and s["round"] == n]
+        info: dict[str, Any] = {
+            "record": rec,
+            "steps": [steps[i] for i in idx],
+            "settings": values.get("settings") or {},
+        }
+        if idx:  # the settings as the round ran (a fork may differ)
+            info["settings"] = snaps[idx[-1]].values.get("settings") or info["settings"]
             start = _ts(steps[idx[0] - 1]["created_at"]) if idx[0] > 0 else _ts(steps[idx[0]]["created_at"])
             end = _ts(steps[idx[-1]]["created_at"])
             info.update(
@@ -103,9 +128,9 @@ def session_view(thread_id: str, snaps: list) -> dict:
 
 def _ts(s: str | None) -> _dt.datetime:
     try:
-        return _dt.datetime.fromisoformat(s) if s else _dt.datetime.now(_dt.timezone.utc)
+        return _dt.datetime.fromisoformat(s) if s else _dt.datetime.now(_dt.UTC)
     except ValueError:
-        return _dt.datetime.now(_dt.timezone.utc)
+        return _dt.datetime.now(_dt.UTC)
 
 
 def accepted_round(records: list[dict]) -> dict[str, int]:
@@ -148,7 +173,11 @@ def rows_html(rows: list[dict]) -> str:
     e = html.escape
     head = "".join(f"<th>{e(k)}</th>" for k in rows[0])
     body = "".join(
-        "<tr>" + "".join(f"<td>{e('' if v is None else (f'{v:.3g}' if isinstance(v, float) else str(v)))}</td>" for v in r.values()) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td>{e('' if v is None else (f'{v:.3g}' if isinstance(v, float) else str(v)))}</td>" for v in r.values()
+        )
+        + "</tr>"
         for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -157,7 +186,9 @@ def rows_html(rows: list[dict]) -> str:
 # ---------------------------------------------------------------- PNG chart
 
 
-def novelty_chart(records: list[dict], threshold: float | None, path: str | os.PathLike, *, title: str = "", mode: str = "saturate") -> Path:
+def novelty_chart(
+    records: list[dict], threshold: float | None, path: str | os.PathLike, *, title: str = "", mode: str = "saturate"
+) -> Path:
     """Bars of novelty per round coloured by the gate decision (ε passes hatched), the threshold line."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -168,17 +199,40 @@ def novelty_chart(records: list[dict], threshold: float | None, path: str | os.P
     fig = Figure(figsize=(max(5.0, 0.9 * len(records) + 2.6), 3.4), dpi=150)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(111)
-    for rnd, score, rec in zip(rounds, scores, records):
+    for rnd, score, rec in zip(rounds, scores, records, strict=True):
         d = rec.get("decision") or "accept"
-        ax.bar(rnd, score, width=0.62, color=DECISION_COLOR.get(d, "#6b7280"), hatch="///" if d == "epsilon_pass" else None,
-               edgecolor="white" if d == "epsilon_pass" else DECISION_COLOR.get(d, "#6b7280"), linewidth=0.8)
+        ax.bar(
+            rnd,
+            score,
+            width=0.62,
+            color=DECISION_COLOR.get(d, "#6b7280"),
+            hatch="///" if d == "epsilon_pass" else None,
+            edgecolor="white" if d == "epsilon_pass" else DECISION_COLOR.get(d, "#6b7280"),
+            linewidth=0.8,
+        )
         ax.text(rnd, score + 0.2, f"{score:.2f}", ha="center", va="bottom", fontsize=8, color="#111827")
-    handles = [Patch(facecolor=DECISION_COLOR[d], hatch="///" if d == "epsilon_pass" else None, edgecolor="white", label=DECISION_TEXT[d])
-               for d in DECISION_COLOR if any((r.get("decision") == d) for r in records)]
+    handles = [
+        Patch(
+            facecolor=DECISION_COLOR[d],
+            hatch="///" if d == "epsilon_pass" else None,
+            edgecolor="white",
+            label=DECISION_TEXT[d],
+        )
+        for d in DECISION_COLOR
+        if any((r.get("decision") == d) for r in records)
+    ]
     if threshold is not None and mode != "fixed":
         ax.axhline(threshold, color="#111827", linestyle="--", linewidth=1)
-        ax.annotate(f"threshold {threshold:g}", xy=(1, threshold), xycoords=("axes fraction", "data"), xytext=(4, 0),
-                    textcoords="offset points", ha="left", va="center", fontsize=8)
+        ax.annotate(
+            f"threshold {threshold:g}",
+            xy=(1, threshold),
+            xycoords=("axes fraction", "data"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            fontsize=8,
+        )
     ax.set_ylim(0, 10.8)
     ax.set_xticks(rounds or [1])
     ax.set_xlim(0.4, max(rounds or [1]) + 0.6)
@@ -188,8 +242,17 @@ def novelty_chart(records: list[dict], threshold: float | None, path: str | os.P
     ax.grid(axis="y", color="#e5e7eb", linewidth=0.6)
     ax.set_axisbelow(True)
     if handles:
-        ax.legend(handles=handles, loc="lower right", bbox_to_anchor=(1, 1), fontsize=8, frameon=False, ncol=len(handles),
-                  handlelength=1.2, columnspacing=1.0, borderaxespad=0.2)
+        ax.legend(
+            handles=handles,
+            loc="lower right",
+            bbox_to_anchor=(1, 1),
+            fontsize=8,
+            frameon=False,
+            ncol=len(handles),
+            handlelength=1.2,
+            columnspacing=1.0,
+            borderaxespad=0.2,
+        )
     if title:
         ax.set_title(title if len(title) <= 70 else title[:69] + "…", fontsize=9, loc="left", pad=18)
     path = Path(path)
@@ -201,7 +264,9 @@ def chart_view(view: dict, path: str | os.PathLike) -> Path:
     s = view["settings"]
     title = f"{view['thread']}: {short_query(view['task'], '')}"
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return novelty_chart(view["records"], s.get("novelty_threshold"), path, title=title[:110], mode=s.get("mode", "saturate"))
+    return novelty_chart(
+        view["records"], s.get("novelty_threshold"), path, title=title[:110], mode=s.get("mode", "saturate")
+    )
 
 
 def write_chart(thread_id: str, path: str | os.PathLike, home: str | os.PathLike | None = None) -> Path:
@@ -231,37 +296,44 @@ h2 { font-size: 18px; margin: 34px 0 12px; padding-bottom: 6px; border-bottom: 1
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
 table.rounds { table-layout: fixed; min-width: 900px; }
 .wrap { white-space: normal; }
-th { text-align: left; font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em;
-  padding: 8px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+th { text-align: left; font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase;
+  letter-spacing: .03em; padding: 8px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 td { padding: 9px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 tr:last-child td { border-bottom: none; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.badge { display: inline-block; padding: 1px 9px; border-radius: 999px; font-size: 12px; font-weight: 650; color: #fff; white-space: nowrap; }
-.b-accept { background: #16a34a; } .b-epsilon_pass { background: #d97706; } .b-stop { background: #dc2626; } .b-cap { background: #0e7490; }
+.badge { display: inline-block; padding: 1px 9px; border-radius: 999px; font-size: 12px; font-weight: 650; color: #fff;
+  white-space: nowrap; }
+.b-accept { background: #16a34a; } .b-epsilon_pass { background: #d97706; }
+.b-stop { background: #dc2626; } .b-cap { background: #0e7490; }
 .b-muted { background: #9ca3af; }
-.eps { display: inline-block; margin-top: 4px; font-size: 12px; color: #92400e; background: #fef3c7; border-radius: 6px; padding: 0 6px; }
+.eps { display: inline-block; margin-top: 4px; font-size: 12px; color: #92400e; background: #fef3c7; border-radius: 6px;
+  padding: 0 6px; }
 .why { color: var(--muted); font-size: 13px; margin-top: 3px; }
 .q { font-weight: 550; word-break: break-word; }
 .q .task { color: var(--muted); font-weight: 400; }
 .sub { color: var(--muted); font-size: 12.5px; }
 .err { color: #b91c1c; font-size: 13px; }
 .note { color: #92400e; font-size: 13px; }
-.inh { display: inline-block; font-size: 11px; color: #3730a3; background: #e0e7ff; border-radius: 6px; padding: 0 6px; margin-left: 6px; }
+.inh { display: inline-block; font-size: 11px; color: #3730a3; background: #e0e7ff; border-radius: 6px; padding: 0 6px;
+  margin-left: 6px; }
 details { margin-top: 4px; } summary { cursor: pointer; color: var(--accent); font-size: 13px; }
 code, .mono { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
 a { color: var(--accent); text-decoration: none; } a:hover { text-decoration: underline; }
-.answer { font-size: 16px; line-height: 1.6; background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--accent);
+.answer { font-size: 16px; line-height: 1.6; background: #fff; border: 1px solid var(--line);
+  border-left: 4px solid var(--accent);
   border-radius: 10px; padding: 14px 18px; }
 .answer a { font-weight: 600; }
 ol.sources { padding-left: 0; list-style: none; margin: 0; }
-ol.sources li { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 10px 14px; margin-bottom: 8px; }
+ol.sources li { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 10px 14px;
+  margin-bottom: 8px; }
 ol.sources .n { display: inline-block; min-width: 30px; font-weight: 700; color: var(--accent); }
 .excerpt { color: #374151; font-size: 13.5px; margin-top: 4px; }
 .kv td:first-child { width: 34%; }
 .changed { background: #fef9c3; }
 .knowledge { white-space: pre-wrap; font-size: 13.5px; color: #374151; }
 .legend span { margin-right: 14px; font-size: 13px; color: var(--muted); }
-.legend i { display: inline-block; width: 11px; height: 11px; border-radius: 3px; margin-right: 5px; vertical-align: -1px; }
+.legend i { display: inline-block; width: 11px; height: 11px; border-radius: 3px; margin-right: 5px;
+  vertical-align: -1px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; }
 @media print { body { background: #fff; } .panel, .card, ol.sources li, .answer { break-inside: avoid; } }
 """
@@ -290,7 +362,7 @@ def _link(url: str, text: str | None = None) -> str:
 
 def _query_html(query: str, task: str) -> str:
     if task and query.startswith(task) and len(query) > len(task):
-        return f'<span class="task" title="{_e(query)}">&lt;task&gt;</span> + {_e(query[len(task):].strip())}'
+        return f'<span class="task" title="{_e(query)}">&lt;task&gt;</span> + {_e(query[len(task) :].strip())}'
     return _e(query)
 
 
@@ -304,9 +376,12 @@ def _bar(novelty: float | None, threshold: float | None, decision: str | None, w
     h = 12
     color = DECISION_COLOR.get(decision or "", "#9ca3af")
     w = 0 if novelty is None else max(0.0, min(novelty, 10.0)) / 10 * width
-    parts = [f'<svg width="{width}" height="{h + 4}" viewBox="0 0 {width} {h + 4}" role="img" aria-label="novelty {_e(novelty)}">',
-             f'<rect x="0" y="2" width="{width}" height="{h}" rx="3" fill="#eef0f3"/>',
-             f'<rect x="0" y="2" width="{w:.1f}" height="{h}" rx="3" fill="{color}"/>']
+    parts = [
+        f'<svg width="{width}" height="{h + 4}" viewBox="0 0 {width} {h + 4}" role="img" '
+        f'aria-label="novelty {_e(novelty)}">',
+        f'<rect x="0" y="2" width="{width}" height="{h}" rx="3" fill="#eef0f3"/>',
+        f'<rect x="0" y="2" width="{w:.1f}" height="{h}" rx="3" fill="{color}"/>',
+    ]
     if threshold is not None:
         tx = threshold / 10 * width
         parts.append(f'<line x1="{tx:.1f}" y1="0" x2="{tx:.1f}" y2="{h + 4}" stroke="#111827" stroke-width="2"/>')
@@ -323,14 +398,21 @@ def _chart_svg(records: list[dict], threshold: float | None, mode: str, round_th
     height = 250
     plot_h = height - top - bottom
     y = lambda v: top + plot_h * (1 - v / 10)  # noqa: E731
-    out = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="novelty per round" '
-           'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif" font-size="12">',
-           "<title>novelty per round</title>",
-           '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-           f'<rect width="6" height="6" fill="{DECISION_COLOR["epsilon_pass"]}"/><rect width="2.2" height="6" fill="#fde68a"/></pattern></defs>']
+    out = [
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="novelty per round" '
+        'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif" font-size="12">',
+        "<title>novelty per round</title>",
+        '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+        f'<rect width="6" height="6" fill="{DECISION_COLOR["epsilon_pass"]}"/>'
+        '<rect width="2.2" height="6" fill="#fde68a"/></pattern></defs>',
+    ]
     for v in range(0, 11, 2):
         out.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{width - right}" y2="{y(v):.1f}" stroke="#eef0f3"/>')
-        out.append(f'<text x="{left - 8}" y="{y(v):.1f}" text-anchor="end" dominant-baseline="middle" fill="#6b7280">{v}</text>')
+        out.append(
+            f'<text x="{left - 8}" y="{y(v):.1f}" text-anchor="end" dominant-baseline="middle" '
+            f'fill="#6b7280">{v}</text>'
+        )
     for i, r in enumerate(records):
         cx = left + step * i + step / 2
         bw = step * 0.56
@@ -338,20 +420,39 @@ def _chart_svg(records: list[dict], threshold: float | None, mode: str, round_th
         d = r.get("decision") or ""
         fill = "url(#hatch)" if d == "epsilon_pass" else DECISION_COLOR.get(d, "#9ca3af")
         out.append(f'<g class="bar" data-round="{r["round"]}">')
-        out.append(f'<rect x="{cx - bw / 2:.1f}" y="{y(nov):.1f}" width="{bw:.1f}" height="{y(0) - y(nov):.1f}" rx="3" fill="{fill}"/>')
-        out.append(f'<text x="{cx:.1f}" y="{y(nov) - 6:.1f}" text-anchor="middle" fill="#111827" font-weight="600">{nov:.2f}</text>')
+        out.append(
+            f'<rect x="{cx - bw / 2:.1f}" y="{y(nov):.1f}" width="{bw:.1f}" height="{y(0) - y(nov):.1f}" '
+            f'rx="3" fill="{fill}"/>'
+        )
+        out.append(
+            f'<text x="{cx:.1f}" y="{y(nov) - 6:.1f}" text-anchor="middle" fill="#111827" '
+            f'font-weight="600">{nov:.2f}</text>'
+        )
         rt = (round_thresholds or [None] * len(records))[i]
         if rt is not None and threshold is not None and rt != threshold and mode != "fixed":  # a fork changed it later
-            out.append(f'<line x1="{cx - bw / 2 - 4:.1f}" y1="{y(rt):.1f}" x2="{cx + bw / 2 + 4:.1f}" y2="{y(rt):.1f}" '
-                       f'stroke="#6b7280" stroke-width="2"><title>threshold {rt:g} when this round ran</title></line>')
-        out.append(f'<text x="{cx:.1f}" y="{height - bottom + 17}" text-anchor="middle" fill="#111827">round {r["round"]}</text>')
-        out.append(f'<text x="{cx:.1f}" y="{height - bottom + 33}" text-anchor="middle" fill="{DECISION_COLOR.get(d, "#6b7280")}" '
-                   f'font-weight="600">{_e(DECISION_TEXT.get(d, d))}</text>')
+            out.append(
+                f'<line x1="{cx - bw / 2 - 4:.1f}" y1="{y(rt):.1f}" x2="{cx + bw / 2 + 4:.1f}" y2="{y(rt):.1f}" '
+                f'stroke="#6b7280" stroke-width="2"><title>threshold {rt:g} when this round ran</title></line>'
+            )
+        out.append(
+            f'<text x="{cx:.1f}" y="{height - bottom + 17}" text-anchor="middle" '
+            f'fill="#111827">round {r["round"]}</text>'
+        )
+        out.append(
+            f'<text x="{cx:.1f}" y="{height - bottom + 33}" text-anchor="middle" '
+            f'fill="{DECISION_COLOR.get(d, "#6b7280")}" font-weight="600">{_e(DECISION_TEXT.get(d, d))}</text>'
+        )
         out.append("</g>")
     if threshold is not None and mode != "fixed":
         ty = y(threshold)
-        out.append(f'<line x1="{left}" y1="{ty:.1f}" x2="{width - right}" y2="{ty:.1f}" stroke="#111827" stroke-width="1.5" stroke-dasharray="6 4"/>')
-        out.append(f'<text x="{width - right + 6}" y="{ty:.1f}" dominant-baseline="middle" fill="#111827">threshold {threshold:g}</text>')
+        out.append(
+            f'<line x1="{left}" y1="{ty:.1f}" x2="{width - right}" y2="{ty:.1f}" stroke="#111827" '
+            'stroke-width="1.5" stroke-dasharray="6 4"/>'
+        )
+        out.append(
+            f'<text x="{width - right + 6}" y="{ty:.1f}" dominant-baseline="middle" '
+            f'fill="#111827">threshold {threshold:g}</text>'
+        )
     out.append(f'<line x1="{left}" y1="{y(0):.1f}" x2="{width - right}" y2="{y(0):.1f}" stroke="#9ca3af"/>')
     out.append("</svg>")
     return "".join(out)
@@ -379,20 +480,29 @@ def render_html(view: dict) -> str:
     parts: list[str] = []
     add = parts.append
 
-    status = "finished" if result else (f"not finished — next step: {', '.join(view['next'])}" if view["next"] else "empty")
+    status = (
+        "finished" if result else (f"not finished — next step: {', '.join(view['next'])}" if view["next"] else "empty")
+    )
     add(f'<div class="kicker">saturate · session report · thread <span class="mono">{_e(view["thread"])}</span></div>')
     add(f"<h1>{_e(task)}</h1>")
     add(
-        f'<div class="meta">started <b>{_e(_fmt_time(view["created"]))}</b> · last step <b>{_e(_fmt_time(view["updated"]))}</b> '
+        f'<div class="meta">started <b>{_e(_fmt_time(view["created"]))}</b> · '
+        f"last step <b>{_e(_fmt_time(view['updated']))}</b> "
         f"({duration:.2f} s) · source <b>{_e(settings.get('source'))}</b>"
-        f"{(' (' + _e(settings.get('corpus')) + ')') if settings.get('corpus') else ''} · mode <b>{_e(mode)}</b> · {_e(status)}</div>"
+        f"{(' (' + _e(settings.get('corpus')) + ')') if settings.get('corpus') else ''} · mode <b>{_e(mode)}</b> · "
+        f"{_e(status)}</div>"
     )
     origin = view.get("origin")
     if origin:
-        changes = ", ".join(f"{k} {v[0]!r} → {v[1]!r}" for k, v in (origin.get("changes") or {}).items()) or "no setting changed"
+        changes = (
+            ", ".join(f"{k} {v[0]!r} → {v[1]!r}" for k, v in (origin.get("changes") or {}).items())
+            or "no setting changed"
+        )
         add(
-            f'<p class="meta">Forked on {_e(_fmt_time(origin.get("at")))} from thread <span class="mono">{_e(origin["thread"])}</span> after round '
-            f'<b>{_e(origin.get("round"))}</b> (checkpoint <span class="mono">{_e(origin.get("checkpoint_id"))}</span>): {_e(changes)}. '
+            f'<p class="meta">Forked on {_e(_fmt_time(origin.get("at")))} from thread '
+            f'<span class="mono">{_e(origin["thread"])}</span> after round '
+            f"<b>{_e(origin.get('round'))}</b> "
+            f'(checkpoint <span class="mono">{_e(origin.get("checkpoint_id"))}</span>): {_e(changes)}. '
             f"Rounds up to {_e(origin.get('round'))} are inherited.</p>"
         )
 
@@ -419,29 +529,43 @@ def render_html(view: dict) -> str:
             proof = _CITE.sub(lambda m: f'<a href="#src-{m.group(1)}">[{m.group(1)}]</a>', _e(result["proof"]))
             add(f'<details open><summary>proof</summary><div class="panel knowledge">{proof}</div></details>')
         add(
-            f'<p class="meta">outcome <b>{_e(result.get("outcome"))}</b> · stopped after <b>{_e(result.get("rounds"))}</b> round(s): '
-            f'{_e(result.get("stop_reason"))}</p>'
+            f'<p class="meta">outcome <b>{_e(result.get("outcome"))}</b> · '
+            f"stopped after <b>{_e(result.get('rounds'))}</b> round(s): "
+            f"{_e(result.get('stop_reason'))}</p>"
         )
         for note in (result.get("debug") or {}).get("notes") or []:
             add(f'<p class="note">note: {_e(note)}</p>')
     else:
         cited = set()
         nxt = ", ".join(view["next"]) or "nothing"
-        add(f'<p class="note">No result yet: the session stopped before its end (next step: {_e(nxt)}). '
-            f'Continue it with <code>saturate resume {_e(view["thread"])}</code>.</p>')
+        add(
+            f'<p class="note">No result yet: the session stopped before its end (next step: {_e(nxt)}). '
+            f"Continue it with <code>saturate resume {_e(view['thread'])}</code>.</p>"
+        )
 
     # timeline
     add('<h2 id="timeline">Timeline of rounds</h2>')
     add('<div class="panel">')
-    add('<div class="legend">' + "".join(
-        f'<span><i style="background:{c}"></i>{_e(DECISION_TEXT[d])}</span>' for d, c in DECISION_COLOR.items())
-        + "<span>— — threshold</span></div>")
-    add(_chart_svg(records, threshold, mode, [(i.get("settings") or {}).get("novelty_threshold") for i in view["rounds"]]))
+    add(
+        '<div class="legend">'
+        + "".join(
+            f'<span><i style="background:{c}"></i>{_e(DECISION_TEXT[d])}</span>' for d, c in DECISION_COLOR.items()
+        )
+        + "<span>— — threshold</span></div>"
+    )
+    add(
+        _chart_svg(
+            records, threshold, mode, [(i.get("settings") or {}).get("novelty_threshold") for i in view["rounds"]]
+        )
+    )
     add("</div>")
-    add('<div class="panel" style="margin-top:14px"><table class="rounds"><colgroup><col style="width:78px"><col>'
-        '<col style="width:100px"><col style="width:170px"><col style="width:210px"><col style="width:112px"><col style="width:96px">'
+    add(
+        '<div class="panel" style="margin-top:14px"><table class="rounds"><colgroup><col style="width:78px"><col>'
+        '<col style="width:100px"><col style="width:170px"><col style="width:210px"><col style="width:112px">'
+        '<col style="width:96px">'
         "</colgroup><thead><tr><th>round</th><th>query</th><th>results<br>new / total</th><th>novelty</th><th>gate</th>"
-        "<th>knowledge<br>state</th><th>time</th></tr></thead><tbody>")
+        "<th>knowledge<br>state</th><th>time</th></tr></thead><tbody>"
+    )
     for info in view["rounds"]:
         r = info["record"]
         d = r.get("decision")
@@ -450,15 +574,22 @@ def render_html(view: dict) -> str:
         r_threshold = rs.get("novelty_threshold", threshold)
         eps = ""
         if d == "epsilon_pass":
-            eps = (f'<div class="eps">ε pass: draw {r.get("epsilon_draw", 0):.3f} &lt; ε {rs.get("novelty_epsilon", 0):g}</div>')
+            eps = (
+                f'<div class="eps">ε pass: draw {r.get("epsilon_draw", 0):.3f} &lt; '
+                f"ε {rs.get('novelty_epsilon', 0):g}</div>"
+            )
         elif d == "stop" and r.get("epsilon_draw") is not None:
             eps = f'<div class="sub">ε draw {r["epsilon_draw"]:.3f} ≥ ε {rs.get("novelty_epsilon", 0):g}</div>'
         know = info.get("knowledge_after", r.get("knowledge_chars"))
         cap = settings.get("knowledge_max_chars") or 1
-        know_html = "—" if know is None else (
-            f'{know:,} chars<br><svg width="80" height="6"><rect width="80" height="6" rx="3" fill="#eef0f3"/>'
-            f'<rect width="{min(80, 80 * know / cap):.1f}" height="6" rx="3" fill="#818cf8"/></svg>'
-            f'<div class="sub">{_e(r.get("compress") or "unchanged")}</div>'
+        know_html = (
+            "—"
+            if know is None
+            else (
+                f'{know:,} chars<br><svg width="80" height="6"><rect width="80" height="6" rx="3" fill="#eef0f3"/>'
+                f'<rect width="{min(80, 80 * know / cap):.1f}" height="6" rx="3" fill="#818cf8"/></svg>'
+                f'<div class="sub">{_e(r.get("compress") or "unchanged")}</div>'
+            )
         )
         if info.get("accepted_after") is not None:
             know_html += f'<div class="sub">{info["accepted_after"]} sources</div>'
@@ -466,16 +597,25 @@ def render_html(view: dict) -> str:
         if "started_s" in info:
             time_html = f'+{info["started_s"]:.2f} s<div class="sub">{info["wall_ms"]:.0f} ms wall</div>'
         node_ms = " · ".join(f"{k} {v:.1f}" for k, v in (r.get("durations_ms") or {}).items())
-        inh = '<div><span class="inh" title="copied from the original session">inherited</span></div>' if info.get("inherited") else ""
+        inh = (
+            '<div><span class="inh" title="copied from the original session">inherited</span></div>'
+            if info.get("inherited")
+            else ""
+        )
         add(f'<tr class="round" data-round="{r["round"]}" data-decision="{_e(d)}" id="round-{r["round"]}">')
         add(f'<td class="num"><b>{r["round"]}</b>{inh}</td>')
-        q = (f'<div class="q">{_query_html(r.get("query", ""), task)}</div>'
-             f'<div class="sub">{_e(r.get("planner"))} · {_e(r.get("source"))}</div>'
-             + (f'<div class="sub">steps (ms): {_e(node_ms)}</div>' if node_ms else ""))
+        q = (
+            f'<div class="q">{_query_html(r.get("query", ""), task)}</div>'
+            f'<div class="sub">{_e(r.get("planner"))} · {_e(r.get("source"))}</div>'
+            + (f'<div class="sub">steps (ms): {_e(node_ms)}</div>' if node_ms else "")
+        )
         new_urls = r.get("new_urls") or []
         if new_urls:
-            q += (f"<details><summary>{len(new_urls)} new result(s)</summary><div class=\"sub\">"
-                  + "<br>".join(_link(u) for u in new_urls) + "</div></details>")
+            q += (
+                f'<details><summary>{len(new_urls)} new result(s)</summary><div class="sub">'
+                + "<br>".join(_link(u) for u in new_urls)
+                + "</div></details>"
+            )
         for e in r.get("errors") or []:
             q += f'<div class="err">error: {_e(e)}</div>'
         for f in r.get("fallbacks") or []:
@@ -487,8 +627,10 @@ def render_html(view: dict) -> str:
             add(f'<td>{_bar(nov, None, d)}<div class="sub"><b>{nov_s}</b> · {_e(r.get("novelty_method"))}</div></td>')
         else:
             cmp_ = "" if nov is None else ("≥" if nov >= r_threshold else "<")
-            add(f'<td>{_bar(nov, r_threshold, d)}<div class="sub"><b>{nov_s}</b> {cmp_} {r_threshold:g} · '
-                f'{_e(r.get("novelty_method"))}</div></td>')
+            add(
+                f'<td>{_bar(nov, r_threshold, d)}<div class="sub"><b>{nov_s}</b> {cmp_} {r_threshold:g} · '
+                f"{_e(r.get('novelty_method'))}</div></td>"
+            )
         add(f'<td>{_badge(d)}{eps}<div class="why">{_e(r.get("reason"))}</div></td>')
         add(f'<td class="num">{know_html}</td>')
         add(f'<td class="num">{time_html}</td>')
@@ -500,38 +642,63 @@ def render_html(view: dict) -> str:
     # sources
     add('<h2 id="sources">Accepted sources</h2>')
     by_round = accepted_round(records)
-    sources = result.get("sources") if result else [
-        {"n": i + 1, "url": r["url"], "title": r.get("title", ""), "excerpt": r.get("snippet", "")} for i, r in enumerate(view["results"].values())
-    ]
+    sources = (
+        result.get("sources")
+        if result
+        else [
+            {"n": i + 1, "url": r["url"], "title": r.get("title", ""), "excerpt": r.get("snippet", "")}
+            for i, r in enumerate(view["results"].values())
+        ]
+    )
     if sources:
         add('<ol class="sources">')
         for s in sources:
             rnd = by_round.get(s["url"])
-            tags = (f' · round {rnd}' if rnd else "") + (" · cited" if s["n"] in cited else "")
-            head = (f'<a href="{_e(s["url"])}" rel="noopener noreferrer">{_e(s.get("title") or s["url"])}</a>'
-                    if re.match(r"^https?://", s["url"]) else _e(s.get("title") or s["url"]))
-            add(f'<li id="src-{s["n"]}"><span class="n">[{s["n"]}]</span> <b>{head}</b>'
+            tags = (f" · round {rnd}" if rnd else "") + (" · cited" if s["n"] in cited else "")
+            head = (
+                f'<a href="{_e(s["url"])}" rel="noopener noreferrer">{_e(s.get("title") or s["url"])}</a>'
+                if re.match(r"^https?://", s["url"])
+                else _e(s.get("title") or s["url"])
+            )
+            add(
+                f'<li id="src-{s["n"]}"><span class="n">[{s["n"]}]</span> <b>{head}</b>'
                 f'<span class="sub">{_e(tags)}</span>'
                 + (f'<div class="sub mono">{_e(s["url"])}</div>' if s.get("title") else "")
-                + (f'<div class="excerpt">{_e(s.get("excerpt"))}</div>' if s.get("excerpt") else "") + "</li>")
+                + (f'<div class="excerpt">{_e(s.get("excerpt"))}</div>' if s.get("excerpt") else "")
+                + "</li>"
+            )
         add("</ol>")
     else:
-        add("<p class=\"meta\">No source was accepted.</p>")
+        add('<p class="meta">No source was accepted.</p>')
 
     # enrichment
     add('<h2 id="enrichment">Enrichment</h2>')
     if view["pages"]:
-        add('<div class="panel"><table><thead><tr><th>page</th><th>status</th><th>overlap</th><th>chars</th><th>why</th></tr></thead><tbody>')
+        add(
+            '<div class="panel"><table><thead><tr><th>page</th><th>status</th><th>overlap</th><th>chars</th>'
+            "<th>why</th></tr></thead><tbody>"
+        )
         for p in view["pages"]:
             st = p.get("status")
             cls = "err" if st == "error" else ("sub" if st == "skipped" else "")
-            add(f'<tr class="page" data-status="{_e(st)}"><td>{_link(p["url"])}</td><td class="{cls}"><b>{_e(st)}</b></td>'
-                f'<td class="num">{_e(p.get("overlap"))}</td><td class="num">{_e(p.get("chars", ""))}</td><td class="sub">{_e(p.get("reason", ""))}</td></tr>')
+            add(
+                f'<tr class="page" data-status="{_e(st)}"><td>{_link(p["url"])}</td>'
+                f'<td class="{cls}"><b>{_e(st)}</b></td>'
+                f'<td class="num">{_e(p.get("overlap"))}</td><td class="num">{_e(p.get("chars", ""))}</td>'
+                f'<td class="sub">{_e(p.get("reason", ""))}</td></tr>'
+            )
         add("</tbody></table></div>")
-        add(f'<p class="sub">Pages are fetched for at most url_enrich_count = {_e(settings.get("url_enrich_count"))} accepted results '
-            f'whose snippet overlaps the knowledge state by ≤ enrich_overlap_max = {_e(settings.get("enrich_overlap_max"))}; skips are listed with their overlap.</p>')
+        add(
+            f'<p class="sub">Pages are fetched for at most url_enrich_count = {_e(settings.get("url_enrich_count"))} '
+            "accepted results whose snippet overlaps the knowledge state by ≤ enrich_overlap_max = "
+            f"{_e(settings.get('enrich_overlap_max'))}; skips are listed with their overlap.</p>"
+        )
     else:
-        add('<p class="meta">No page was enriched' + (" (the session has not reached enrich yet)." if not result else ".") + "</p>")
+        add(
+            '<p class="meta">No page was enriched'
+            + (" (the session has not reached enrich yet)." if not result else ".")
+            + "</p>"
+        )
 
     # errors
     add('<h2 id="errors">Errors</h2>')
@@ -562,38 +729,62 @@ def render_html(view: dict) -> str:
         for k in keys:
             cls = ' class="changed"' if k in changed else ""
             mark = " (fork)" if k in changed_by_fork else ""
-            rows.append(f"<tr{cls}><td><code>{_e(k)}</code></td><td><code>{_e(_show(values[k]))}</code>{_e(mark)}</td>"
-                        f"<td class=\"sub\"><code>{_e(_show(defaults.get(k)))}</code></td></tr>")
-        return ('<table class="kv"><thead><tr><th>setting</th><th>value</th><th>default</th></tr></thead><tbody>'
-                + "".join(rows) + "</tbody></table>")
+            rows.append(
+                f"<tr{cls}><td><code>{_e(k)}</code></td><td><code>{_e(_show(values[k]))}</code>{_e(mark)}</td>"
+                f'<td class="sub"><code>{_e(_show(defaults.get(k)))}</code></td></tr>'
+            )
+        return (
+            '<table class="kv"><thead><tr><th>setting</th><th>value</th><th>default</th></tr></thead><tbody>'
+            + "".join(rows)
+            + "</tbody></table>"
+        )
 
     shown = [k for k in values if k in KEY_SETTINGS or k in changed]
     add(f'<div class="panel">{settings_table(shown)}</div>')
-    add(f'<p class="sub">Highlighted: differs from the default{" or changed by the fork" if changed_by_fork else ""}.</p>')
+    add(
+        '<p class="sub">Highlighted: differs from the default'
+        f"{' or changed by the fork' if changed_by_fork else ''}.</p>"
+    )
     rest = [k for k in values if k not in shown]
     if rest:
-        add(f'<details><summary>the other {len(rest)} settings (all at their defaults)</summary>'
-            f'<div class="panel">{settings_table(rest)}</div></details>')
+        add(
+            f"<details><summary>the other {len(rest)} settings (all at their defaults)</summary>"
+            f'<div class="panel">{settings_table(rest)}</div></details>'
+        )
 
     # checkpoints
     add('<h2 id="checkpoints">Checkpoints</h2>')
     add(f"<details><summary>{len(view['steps'])} checkpoints (each step of the graph; fork points marked)</summary>")
-    add('<div class="panel"><table><thead><tr><th>step</th><th>written by</th><th>next</th><th>round</th><th>knowledge</th>'
-        "<th>sources</th><th>time</th><th>checkpoint id</th></tr></thead><tbody>")
+    add(
+        '<div class="panel"><table><thead><tr><th>step</th><th>written by</th><th>next</th><th>round</th>'
+        "<th>knowledge</th>"
+        "<th>sources</th><th>time</th><th>checkpoint id</th></tr></thead><tbody>"
+    )
     for s in view["steps"]:
-        fork_mark = f' <span class="inh">fork --round {s["fork_round"]}</span>' if s.get("fork_round") is not None else ""
-        add(f'<tr class="step"><td class="num">{_e(s["step"])}</td><td>{_e(s["node"])}</td><td>{_e(", ".join(s["next"]) or "—")}{fork_mark}</td>'
-            f'<td class="num">{_e(s["round"])}</td><td class="num">{_e(s["knowledge_chars"])}</td><td class="num">{_e(s["accepted"])}</td>'
-            f'<td class="sub">{_e((s["created_at"] or "")[11:23])}</td><td class="mono sub">{_e(s["checkpoint_id"])}</td></tr>')
+        fork_mark = (
+            f' <span class="inh">fork --round {s["fork_round"]}</span>' if s.get("fork_round") is not None else ""
+        )
+        add(
+            f'<tr class="step"><td class="num">{_e(s["step"])}</td><td>{_e(s["node"])}</td>'
+            f"<td>{_e(', '.join(s['next']) or '—')}{fork_mark}</td>"
+            f'<td class="num">{_e(s["round"])}</td><td class="num">{_e(s["knowledge_chars"])}</td>'
+            f'<td class="num">{_e(s["accepted"])}</td>'
+            f'<td class="sub">{_e((s["created_at"] or "")[11:23])}</td>'
+            f'<td class="mono sub">{_e(s["checkpoint_id"])}</td></tr>'
+        )
     add("</tbody></table></div></details>")
 
-    add(f'<footer>Generated by <code>saturate show {_e(view["thread"])} --html</code> from the checkpoint history at '
-        f"{_e(_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC'))}. Self-contained: no scripts, no external resources.</footer>")
+    add(
+        f"<footer>Generated by <code>saturate show {_e(view['thread'])} --html</code> from the checkpoint history at "
+        f"{_e(_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M:%S UTC'))}. "
+        "Self-contained: no scripts, no external resources.</footer>"
+    )
 
     title = f"saturate · {task[:80]}"
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>\n"
         + "\n".join(parts)

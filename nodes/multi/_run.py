@@ -21,8 +21,18 @@ from saturate.state.settings import Settings
 class SourceRun:
     """Queries against one source with a shared deadline, collecting hits, audit events and history."""
 
-    def __init__(self, task: str, spec: dict, settings: Settings, source, phase: str, session: str | None,
-                 deadline: float, seen=(), writer=None):
+    def __init__(
+        self,
+        task: str,
+        spec: dict,
+        settings: Settings,
+        source,
+        phase: str,
+        session: str | None,
+        deadline: float,
+        seen=(),
+        writer=None,
+    ):
         self.task, self.spec, self.settings, self.source = task, spec, settings, source
         self.phase, self.session, self.deadline = phase, session, deadline
         self.writer = writer or (lambda ev: None)
@@ -46,24 +56,53 @@ class SourceRun:
         if self.source is None:
             answer = Answer(errors=[f"source {self.spec['name']!r} is not configured in the runtime context"])
         else:
-            answer = ask(self.source, self.spec["name"], query, k, self.seen, self.settings.exclude_seen,
-                         timeout=self.remaining())
+            answer = ask(
+                self.source,
+                self.spec["name"],
+                query,
+                k,
+                self.seen,
+                self.settings.exclude_seen,
+                timeout=self.remaining(),
+            )
         self.timed_out = self.timed_out or answer.timed_out
         n = len(self.history) + 1
         for rank, r in enumerate(answer.unseen):
             self.seen.add(r["url"])
             self.results.append(r)
-            self.hits.append({"source": self.spec["name"], "phase": self.phase, "query_no": n, "query": query,
-                              "rank": rank, "result": r})
-        step = Step(query, total=len(answer.top), new=len(answer.unseen), duplicates=answer.repeats, error=bool(answer.errors))
+            self.hits.append(
+                {
+                    "source": self.spec["name"],
+                    "phase": self.phase,
+                    "query_no": n,
+                    "query": query,
+                    "rank": rank,
+                    "result": r,
+                }
+            )
+        step = Step(
+            query, total=len(answer.top), new=len(answer.unseen), duplicates=answer.repeats, error=bool(answer.errors)
+        )
         self.history.append(step)
         self.errors += answer.errors
-        self.audit.append({
-            "session": self.session, "source": self.spec["name"], "phase": self.phase, "query_no": n, "query": query,
-            "total": step.total, "new": step.new, "duplicates": step.duplicates, "incremental_pct": step.incremental_pct,
-            "action": "continue", "decided_by": "", "reasoning": "", "ms": round((time.perf_counter() - t0) * 1000, 3),
-            "errors": answer.errors,
-        })
+        self.audit.append(
+            {
+                "session": self.session,
+                "source": self.spec["name"],
+                "phase": self.phase,
+                "query_no": n,
+                "query": query,
+                "total": step.total,
+                "new": step.new,
+                "duplicates": step.duplicates,
+                "incremental_pct": step.incremental_pct,
+                "action": "continue",
+                "decided_by": "",
+                "reasoning": "",
+                "ms": round((time.perf_counter() - t0) * 1000, 3),
+                "errors": answer.errors,
+            }
+        )
         return step
 
     def decide(self, action: str, by: str, reasoning: str) -> None:
@@ -73,17 +112,32 @@ class SourceRun:
 
     def summary(self, stop_reason: str, reasoning: str, ceiling: int, usage=None, fallbacks=()) -> dict:
         return {
-            "source": self.spec["name"], "kind": self.spec["kind"], "phase": self.phase, "ceiling": ceiling,
-            "queries": len(self.history), "stop_reason": stop_reason, "reasoning": reasoning,
-            "started": self.started, "elapsed_s": round(time.perf_counter() - self.t0, 4), "timed_out": self.timed_out,
-            "model_calls": usage.calls if usage else 0, "model_tokens": usage.tokens() if usage else {},
-            "fallbacks": list(fallbacks), "errors": list(self.errors),
+            "source": self.spec["name"],
+            "kind": self.spec["kind"],
+            "phase": self.phase,
+            "ceiling": ceiling,
+            "queries": len(self.history),
+            "stop_reason": stop_reason,
+            "reasoning": reasoning,
+            "started": self.started,
+            "elapsed_s": round(time.perf_counter() - self.t0, 4),
+            "timed_out": self.timed_out,
+            "model_calls": usage.calls if usage else 0,
+            "model_tokens": usage.tokens() if usage else {},
+            "fallbacks": list(fallbacks),
+            "errors": list(self.errors),
         }
 
     def safety(self, budget_trips: list[str]) -> list[dict]:
         out = [{"kind": "budget", "source": self.spec["name"], "phase": self.phase, "detail": t} for t in budget_trips]
         if self.timed_out:
-            out.append({"kind": "timeout", "source": self.spec["name"], "phase": self.phase,
-                        "detail": f"after {len(self.history)} queries, {time.perf_counter() - self.t0:.2f} s "
-                                  f"(limit {self.settings.source_loop_timeout_s:g} s)"})
+            out.append(
+                {
+                    "kind": "timeout",
+                    "source": self.spec["name"],
+                    "phase": self.phase,
+                    "detail": f"after {len(self.history)} queries, {time.perf_counter() - self.t0:.2f} s "
+                    f"(limit {self.settings.source_loop_timeout_s:g} s)",
+                }
+            )
         return out

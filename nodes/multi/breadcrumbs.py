@@ -46,8 +46,10 @@ def rank_leads(task: str, merged: list[dict], asked: list[str]) -> list[dict]:
             terms = term_set(ent.name) or frozenset({ent.name.lower()})
             if not (terms - used) or any(terms <= t for t in titles):
                 continue
-            c = cands.setdefault(ent.name.lower(), {"name": ent.name, "kind": ent.kind, "score": 0.0, "results": 0,
-                                                    "first": pos, "on_topic": False})
+            c = cands.setdefault(
+                ent.name.lower(),
+                {"name": ent.name, "kind": ent.kind, "score": 0.0, "results": 0, "first": pos, "on_topic": False},
+            )
             if KIND_RANK[ent.kind] < KIND_RANK[c["kind"]]:
                 c["kind"] = ent.kind
             c["score"] += weight
@@ -59,13 +61,20 @@ def rank_leads(task: str, merged: list[dict], asked: list[str]) -> list[dict]:
     best = max(c["score"] for c in cands.values())
     kept = [c for c in cands.values() if c["score"] >= LEAD_FLOOR * best]
     kept.sort(key=lambda c: (KIND_RANK[c["kind"]], -c["score"], c["first"]))
-    return [{"name": c["name"], "kind": c["kind"], "score": round(c["score"], 3), "results": c["results"]} for c in kept]
+    return [
+        {"name": c["name"], "kind": c["kind"], "score": round(c["score"], 3), "results": c["results"]} for c in kept
+    ]
 
 
 def breadcrumbs(state: MultiState) -> dict:
     settings = Settings.model_validate(state["settings"])
     ranked = rank_leads(state["task"], state.get("merged") or [], state.get("queries") or [])
-    leads = [{**lead, "followed": i < settings.breadcrumb_limit,
-              "query": LEAD_QUERY.format(name=lead["name"], task=state["task"])}
-             for i, lead in enumerate(ranked[:max(LEADS_KEPT, settings.breadcrumb_limit)])]
+    leads = [
+        {
+            **lead,
+            "followed": i < settings.breadcrumb_limit,
+            "query": LEAD_QUERY.format(name=lead["name"], task=state["task"]),
+        }
+        for i, lead in enumerate(ranked[: max(LEADS_KEPT, settings.breadcrumb_limit)])
+    ]
     return {"leads": leads, "breadcrumbs_done": True}

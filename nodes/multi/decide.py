@@ -15,17 +15,17 @@ from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import answer_task
 from saturate.nodes._budget import BudgetedUsage, session_budget
-from saturate.state.multi_state import used_in_state
 from saturate.state.context import Context
 from saturate.state.multi_records import MultiResult
-from saturate.state.multi_state import MultiState
+from saturate.state.multi_state import MultiState, used_in_state
 from saturate.state.settings import Settings
 from saturate.state.text import clip
 
 
 def loop_line(loop: dict) -> str:
     phase = "" if loop["phase"] == "loop" else " (breadcrumbs)"
-    return f"{loop['source']}{phase}: {loop['queries']} quer{'y' if loop['queries'] == 1 else 'ies'}, {loop['stop_reason']} — {loop['reasoning']}"
+    queries = f"{loop['queries']} quer{'y' if loop['queries'] == 1 else 'ies'}"
+    return f"{loop['source']}{phase}: {queries}, {loop['stop_reason']} — {loop['reasoning']}"
 
 
 def report_markdown(result: MultiResult) -> str:
@@ -65,15 +65,27 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
         notes.append(f"decide: model budget spent ({budget.tripped}); extractive answer")
         model = None
     calls = BudgetedUsage("decide", budget)
-    results = [{"id": e["id"], "url": e["url"], "title": e["title"], "snippet": e["snippet"],
-                "source": ", ".join(e["sources"])} for e in merged]
+    results = [
+        {
+            "id": e["id"],
+            "url": e["url"],
+            "title": e["title"],
+            "snippet": e["snippet"],
+            "source": ", ".join(e["sources"]),
+        }
+        for e in merged
+    ]
     answered = answer_task(state["task"], results, {}, model, calls)
     safety = [{"kind": "budget", "source": None, "phase": "decide", "detail": t} for t in calls.trips]
     if calls.trips:
         notes.append(f"decide: model budget spent ({calls.trips[0]}); extractive answer")
     usage = [{"node": "decide", "model_calls": calls.calls, "model_tokens": calls.tokens()}] if calls.calls else []
-    base = {"outcome": "answer" if merged else "no_results", "task": state["task"], "answer": answered.answer,
-            "debug": {"answer": answered.method, "notes": list(state.get("notes") or []) + notes + answered.notes}}
+    base = {
+        "outcome": "answer" if merged else "no_results",
+        "task": state["task"],
+        "answer": answered.answer,
+        "debug": {"answer": answered.method, "notes": list(state.get("notes") or []) + notes + answered.notes},
+    }
     sources = []
     by_url = {e["url"]: e for e in merged}
     tags = state.get("tags") or {}
@@ -89,10 +101,15 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
     result = MultiResult(
         **{**base, "sources": sources},
         key_actors=state.get("profiles") or [],
-        tags={tag: sum(1 for s in sources if s["tag"] == tag) for tag in ("verified_multi", "unverified_single", "contradicted")},
+        tags={
+            tag: sum(1 for s in sources if s["tag"] == tag)
+            for tag in ("verified_multi", "unverified_single", "contradicted")
+        },
         loops=loops,
     )
-    result.stop_reason = "; ".join(f"{loop['source']}: {loop['stop_reason']}" for loop in loops if loop["phase"] == "loop")
+    result.stop_reason = "; ".join(
+        f"{loop['source']}: {loop['stop_reason']}" for loop in loops if loop["phase"] == "loop"
+    )
     result.rounds = len(audit)
     result.debug.update(
         total_queries=len(audit),

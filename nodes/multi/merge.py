@@ -34,7 +34,9 @@ def canonical_url(url: str) -> str:
     host = (parts.hostname or "").lower().removeprefix("www.")
     if parts.port and parts.port not in (80, 443):
         host = f"{host}:{parts.port}"
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.lower().startswith(_TRACKING)])
+    query = urlencode(
+        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.lower().startswith(_TRACKING)]
+    )
     return urlunsplit(("https", host, parts.path.rstrip("/") or "/", query, ""))
 
 
@@ -50,7 +52,9 @@ def _fingerprint(title: str, snippet: str) -> str:
 
 def merge_hits(hits: list[dict], source_order: list[str]) -> list[dict]:
     order = {name: i for i, name in enumerate(source_order)}
-    ranked = sorted(hits, key=lambda h: (h["phase"] != "loop", h["query_no"], order.get(h["source"], len(order)), h["rank"]))
+    ranked = sorted(
+        hits, key=lambda h: (h["phase"] != "loop", h["query_no"], order.get(h["source"], len(order)), h["rank"])
+    )
     entries: list[dict] = []
     index: dict[str, int] = {}
     for h in ranked:
@@ -59,8 +63,19 @@ def merge_hits(hits: list[dict], source_order: list[str]) -> list[dict]:
         i = next((index[k] for k in keys if k in index), None)
         if i is None:
             i = len(entries)
-            entries.append({"key": keys[0], "url": r["url"], "id": r.get("id", ""), "title": r.get("title", ""),
-                            "snippet": r.get("snippet", ""), "urls": [], "ids": [], "sources": [], "found_by": []})
+            entries.append(
+                {
+                    "key": keys[0],
+                    "url": r["url"],
+                    "id": r.get("id", ""),
+                    "title": r.get("title", ""),
+                    "snippet": r.get("snippet", ""),
+                    "urls": [],
+                    "ids": [],
+                    "sources": [],
+                    "found_by": [],
+                }
+            )
         e = entries[i]
         for k in keys:
             index.setdefault(k, i)

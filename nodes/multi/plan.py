@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._budget import BudgetExceeded, BudgetedUsage, session_budget
-from saturate.state.multi_state import used_in_state
+from saturate.nodes._budget import BudgetedUsage, BudgetExceeded, session_budget
 from saturate.nodes._model import error_text
 from saturate.nodes._plan import model_plan
 from saturate.state.context import Context
-from saturate.state.multi_state import MultiState
+from saturate.state.multi_state import MultiState, used_in_state
 from saturate.state.settings import Settings
 
 

@@ -6,9 +6,10 @@ use as lower-case words). A one-word name that is the last
 word of a person's name in the same results (``Bonetti`` / ``Peter Bonetti``)
 counts for that person. Actors are chosen and ranked by the on-topic results
 mentioning them — task relevance (as for breadcrumbs: idf-weighted task terms)
-at least ``nodes._salience.ON_TOPIC`` of the best result's, so names scattered through off-topic
-results do not crowd the profiles — at least ``MIN_MENTIONS`` of them, then by all
-results mentioning them, organisations and people before other names; the top ``PROFILE_LIMIT`` get a profile, all extractive:
+at least ``nodes._salience.ON_TOPIC`` of the best result's, so names scattered
+through off-topic results do not crowd the profiles — at least ``MIN_MENTIONS``
+of them, then by all results mentioning them, organisations and people before
+other names; the top ``PROFILE_LIMIT`` get a profile, all extractive:
 
 - **what**: the first sentence of a result titled with the name, else the first
   sentence saying "<name> is/was ...", else the first sentence mentioning it;
@@ -41,8 +42,11 @@ def _candidates(task: str, merged: list[dict]) -> dict[str, dict]:
     common = common_words(merged)
     for n, e in enumerate(merged, start=1):
         on_topic = weights[n - 1] >= floor
-        ents = [x for x in extract_entities(f"{e.get('title', '')}. {e.get('snippet', '')}")
-                if x.kind in ACTOR_KINDS and is_name(x, common)]
+        ents = [
+            x
+            for x in extract_entities(f"{e.get('title', '')}. {e.get('snippet', '')}")
+            if x.kind in ACTOR_KINDS and is_name(x, common)
+        ]
         people = {x.name.split()[-1].lower(): x for x in ents if x.kind == "person" and len(x.name.split()) > 1}
         for x in ents:
             key = x.name.lower()
@@ -76,8 +80,13 @@ def profile(name: str, kind: str, numbers: list[int], merged: list[dict], task: 
     role = max(rest, key=lambda s: (len(term_set(s) & task_terms), -rest.index(s)), default="")
     facts = [s for s in rest if s != role and re.search(r"\d", s)][:MAX_FACTS]
     return {
-        "name": name, "kind": kind, "what": clip(what, SENTENCE_CHARS), "role": clip(role, SENTENCE_CHARS),
-        "facts": [clip(f, SENTENCE_CHARS) for f in facts], "sources": numbers, "mentions": len(numbers),
+        "name": name,
+        "kind": kind,
+        "what": clip(what, SENTENCE_CHARS),
+        "role": clip(role, SENTENCE_CHARS),
+        "facts": [clip(f, SENTENCE_CHARS) for f in facts],
+        "sources": numbers,
+        "mentions": len(numbers),
     }
 
 

@@ -23,7 +23,7 @@ import time
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._budget import BudgetExceeded, BudgetedUsage, session_budget
+from saturate.nodes._budget import BudgetedUsage, BudgetExceeded, session_budget
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.nodes._model import error_text
 from saturate.nodes._salience import gap_query, salient_phrases
@@ -59,9 +59,19 @@ def model_step(model, usage: BudgetedUsage, run: SourceRun, ceiling: int) -> tup
     leads = salient_phrases(task, run.results, used)
     texts = [f"{r.get('title', '')} {r.get('snippet', '')}" for r in run.results]
     reply = call_with_deadline(
-        usage.call, model, DECISION, timeout=run.remaining(), name=spec["name"], kind=spec["kind"],
-        description=spec["description"], ceiling=ceiling, task=task, asked=len(run.history), accumulated=len(run.results),
-        history=history_table(run.history), gaps=gaps_text(task, texts, leads),
+        usage.call,
+        model,
+        DECISION,
+        timeout=run.remaining(),
+        name=spec["name"],
+        kind=spec["kind"],
+        description=spec["description"],
+        ceiling=ceiling,
+        task=task,
+        asked=len(run.history),
+        accumulated=len(run.results),
+        history=history_table(run.history),
+        gaps=gaps_text(task, texts, leads),
     )
     return parse_decision(reply.text)
 
@@ -71,9 +81,16 @@ def source_loop(payload: dict, runtime: Runtime[Context]) -> dict:
     spec, task = payload["source"], payload["task"]
     ctx = runtime.context
     ceiling = int(spec["ceiling"])
-    run = SourceRun(task, spec, settings, (ctx.sources or {}).get(spec["name"]), "loop",
-                    getattr(runtime.execution_info, "thread_id", None),
-                    time.monotonic() + settings.source_loop_timeout_s, writer=runtime.stream_writer)
+    run = SourceRun(
+        task,
+        spec,
+        settings,
+        (ctx.sources or {}).get(spec["name"]),
+        "loop",
+        getattr(runtime.execution_info, "thread_id", None),
+        time.monotonic() + settings.source_loop_timeout_s,
+        writer=runtime.stream_writer,
+    )
     model = ctx.chat_model
     usage = BudgetedUsage("source_decision", session_budget(ctx, settings, payload.get("budget_seed")))
     fallbacks: list[str] = []
@@ -122,7 +139,10 @@ def source_loop(payload: dict, runtime: Runtime[Context]) -> dict:
             reasoning += f" → next: {query!r}" + (f" ({decision.query_rationale})" if decision.query_rationale else "")
         else:
             if decision is not None:
-                fallbacks.append(f"query {len(run.history)}: model next_query {decision.next_query!r} was asked before: heuristic query")
+                fallbacks.append(
+                    f"query {len(run.history)}: model next_query {decision.next_query!r} was asked before: "
+                    "heuristic query"
+                )
             query, how = next_heuristic_query(task, run, planned)
             reasoning += f" → next ({how}): {query!r}"
         run.decide("continue", by, reasoning)

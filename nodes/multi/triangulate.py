@@ -3,10 +3,11 @@
 A result's claims are its sentences with at least ``MIN_CLAIM_TERMS`` content
 terms. A claim's subject is its result's title (without a parenthesised
 qualifier) and the name the sentence opens with ("The Sydney Harbour Bridge
-opened ..."; a one-word opening only when it is the title); two claims of different results are compared only when they share
-a subject — a place named in passing ("... in Hong Kong") is not one. "The same
-statement" means their content terms, numbers left out, have a Dice overlap
-(2 x shared / (both sizes)) of at least ``AGREE_OVERLAP``.
+opened ..."; a one-word opening only when it is the title); two claims of
+different results are compared only when they share a subject — a place
+named in passing ("... in Hong Kong") is not one. "The same statement" means
+their content terms, numbers left out, have a Dice overlap (2 x shared / (both
+sizes)) of at least ``AGREE_OVERLAP``.
 
 - **contradicted**: a same-statement pair (overlap ≥ ``CONFLICT_OVERLAP``) whose
   years, or whose other numbers, are disjoint — conflicting dates or figures
@@ -55,8 +56,15 @@ def _claims(entry: dict) -> list[dict]:
     out = []
     title = re.sub(r"\s*\([^)]*\)\s*$", "", entry.get("title") or "").lower()
     # names are extracted once per result (cached, shared with breadcrumbs and profiles), then looked up per sentence
-    names = sorted({e.name.lower() for e in extract_entities(f"{entry.get('title', '')}. {entry.get('snippet', '')}")
-                    if e.kind != "quantity"}, key=len, reverse=True)
+    names = sorted(
+        {
+            e.name.lower()
+            for e in extract_entities(f"{entry.get('title', '')}. {entry.get('snippet', '')}")
+            if e.kind != "quantity"
+        },
+        key=len,
+        reverse=True,
+    )
     for s in sentences(entry.get("snippet", "")):
         terms = {t for t in term_set(s) if not t.isdigit()}
         if len(terms) < MIN_CLAIM_TERMS:
@@ -132,13 +140,21 @@ def triangulate_entries(entries: list[dict]) -> dict[str, dict]:
     for i, e in enumerate(entries):
         if i in conflict:
             others = sorted({k for k, _ in conflict[i]})
-            tags[e["key"]] = {"tag": "contradicted", "with": [entries[k]["key"] for k in others],
-                              "reason": f"conflicts with {entries[others[0]].get('title') or entries[others[0]]['url']}: {conflict[i][0][1]}"}
+            tags[e["key"]] = {
+                "tag": "contradicted",
+                "with": [entries[k]["key"] for k in others],
+                "reason": f"conflicts with {entries[others[0]].get('title') or entries[others[0]]['url']}: "
+                f"{conflict[i][0][1]}",
+            }
         elif i in support:
             others = sorted({k for k, _ in support[i]})
             doms = sorted(set().union(*(domains[k] for k in others)) | domains[i])
-            tags[e["key"]] = {"tag": "verified_multi", "with": [entries[k]["key"] for k in others],
-                              "reason": f"also stated by {len(others)} independent source(s) ({', '.join(doms)}): {support[i][0][1]!r}"}
+            tags[e["key"]] = {
+                "tag": "verified_multi",
+                "with": [entries[k]["key"] for k in others],
+                "reason": f"also stated by {len(others)} independent source(s) ({', '.join(doms)}): "
+                f"{support[i][0][1]!r}",
+            }
         else:
             tags[e["key"]] = {"tag": "unverified_single", "with": [], "reason": "no independent source states the same"}
     return tags

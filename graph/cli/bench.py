@@ -1,0 +1,39 @@
+"""``saturate bench [research|perf|model|verify|multi] ...``: the benchmarks.
+
+Each kind is a module ``saturate.graph.bench.<kind>`` with ``add_arguments(parser)`` and
+``run(args)``; ``research`` is the default, so its flags are also those of ``bench`` itself.
+The benchmark modules import LangGraph, so the parser adds their flags only when ``bench`` is
+the command being parsed (``add_arguments`` is the bench parser's ``add_later``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from types import ModuleType
+
+KINDS = {
+    "research": "retrieval policies on multi-hop sets (the default)",
+    "perf": "performance figures with baselines",
+    "model": "model calls per accepted/rejected round, heuristic vs model novelty",
+    "verify": "the claim decision rule on recorded search hits",
+    "multi": "single loop vs multi-source, side by side",
+}
+
+
+def bench_module(kind: str) -> ModuleType:
+    # heavy: the benchmark modules import LangGraph; imported when `saturate bench` is parsed
+    from saturate.graph.bench import model, multi, perf, research, verify
+
+    return {"research": research, "perf": perf, "model": model, "verify": verify, "multi": multi}[kind]
+
+
+def add_arguments(bench: argparse.ArgumentParser) -> None:
+    """The bench kinds as sub-commands, each with its module's flags; research's also on ``bench``."""
+    kinds = bench.add_subparsers(dest="bench_kind", parser_class=type(bench))
+    for kind, help in KINDS.items():
+        bench_module(kind).add_arguments(kinds.add_parser(kind, help=help))
+    bench_module("research").add_arguments(bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    return bench_module(getattr(args, "bench_kind", None) or "research").run(args)

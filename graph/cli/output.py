@@ -1,0 +1,78 @@
+"""What the commands print on stdout, and the exit codes they return.
+
+Exit codes: 0 done; 2 bad input (one line on stderr); 3 the session finished but retrieved
+nothing because every search failed (the errors are printed and recorded); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+
+from saturate.graph.views.progress import short_query
+
+EXIT_BAD_INPUT = 2
+EXIT_NO_RESULTS = 3  # the session finished, but every search failed and nothing was retrieved
+EXIT_INTERRUPTED = 130
+
+
+def exit_code(result) -> int:
+    """0, or ``EXIT_NO_RESULTS`` when nothing was retrieved because every search failed."""
+    if result.outcome == "no_results" and result.debug.get("errors"):
+        return EXIT_NO_RESULTS
+    return 0
+
+
+def print_json(data) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def print_answer(result, thread: str, as_json: bool, quiet: bool) -> bool:
+    """The JSON result, or the answer alone; True when the caller should print the details."""
+    if as_json:
+        print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
+        return False
+    print(result.answer)
+    if not quiet:
+        print()
+    return not quiet
+
+
+def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
+    """A single-source result: the answer, the numbered sources, notes and errors, why it stopped."""
+    if not print_answer(result, thread, as_json, quiet):
+        return
+    for s in result.sources:
+        print(f"[{s.n}] {s.title} — {s.url}")
+    print_notes_and_errors(result)
+    print(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
+    print(f"thread: {thread}   (saturate show {thread})")
+
+
+def print_notes_and_errors(result) -> None:
+    for note in result.debug.get("notes") or []:
+        print(f"note: {note}")
+    errors = result.debug.get("errors") or []
+    if errors:
+        print(f"\n{len(errors)} recorded error(s):")
+        for e in errors:
+            print(f"  - {e}")
+
+
+def round_block(rec: dict, task: str) -> list[str]:
+    """One round record as a few readable lines (any terminal width)."""
+    nov = "-" if rec.get("novelty") is None else f"{rec['novelty']:.2f}"
+    ms = sum((rec.get("durations_ms") or {}).values())
+    know = ""
+    if rec.get("knowledge_chars") is not None:
+        know = f"  knowledge {rec['knowledge_chars']} chars ({rec.get('compress')})"
+    lines = [
+        f"round {rec['round']}  {(rec.get('decision') or '').upper():<12} novelty {nov} ({rec.get('novelty_method')})"
+        f"  new {rec.get('new', 0)}/{rec.get('total', 0)}{know}  {ms:.1f} ms  model calls {rec.get('model_calls', 0)}",
+        f"  query  ({rec.get('planner')}, {rec.get('source')}): {short_query(rec['query'], task)}",
+        f"  why    {rec.get('reason', '')}",
+    ]
+    if rec.get("quality_retry"):
+        lines.append(f"  retry  {rec['quality_retry']}")
+    lines += [f"  note   {f}" for f in rec.get("fallbacks") or []]
+    lines += [f"  ERROR  {e}" for e in rec.get("errors") or []]
+    return lines

@@ -1,0 +1,127 @@
+"""The commands that run a session: ``research`` (one source, or several with ``--multi`` /
+``--sources``), ``verify``, ``resume`` and ``fork``.
+
+Live progress goes to stderr (``views.progress``), the result to stdout (``output``). Settings
+are validated before LangGraph is imported, so a bad flag is reported at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from saturate.graph.cli.multi import run_research as run_multi_research
+from saturate.graph.cli.multi import wants_multi
+from saturate.graph.cli.output import exit_code, print_json, print_result
+from saturate.graph.cli.settings import setting_overrides, settings_from_args
+from saturate.graph.views.progress import make_progress
+
+
+def cmd_research(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    if wants_multi(args):  # --multi or --sources: the multi-source graph (graph/build_multi.py)
+        return run_multi_research(args, settings)
+    # heavy: LangGraph and LangChain, imported when a session runs
+    from saturate.graph.api import research
+    from saturate.graph.session import new_thread_id
+
+    thread = args.thread or new_thread_id()
+    task = " ".join(args.task.split())
+    live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
+    if live is not None and live.style == "rich":
+        print(f"thread {thread} · source {settings.source} · mode {settings.mode}", file=sys.stderr)
+    try:
+        result = research(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    finally:
+        if live is not None:
+            live.close()
+    print_result(result, thread, args.json, args.quiet)
+    return exit_code(result)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    # heavy: LangGraph and LangChain, imported when a session runs
+    from saturate.graph.api import verify
+    from saturate.graph.session import new_thread_id
+
+    thread = args.thread or new_thread_id()
+    live = make_progress(args, args.claim)
+    try:
+        result = verify(args.claim, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
+    finally:
+        if live is not None:
+            live.close()
+    if args.json:
+        print_json({"thread": thread, **result.model_dump()})
+    elif args.quiet:
+        print(result.outcome)
+    else:
+        print(result.proof)
+        for note in result.debug.get("notes") or []:
+            print(f"note: {note}")
+        print(f"\nthread: {thread}   (saturate show {thread})")
+    return exit_code(result)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    # heavy: LangGraph and LangChain, imported when a session runs
+    from saturate.graph.api import resume, session_state
+
+    live = make_progress(args)
+    if live is not None:
+        state = session_state(args.thread, home=args.home)
+        live.task = state.get("task", "")
+        if live.style == "rich" and state.get("_next"):
+            print(
+                f"resuming {args.thread} at {', '.join(state['_next'])} (round {state.get('round', 0)})",
+                file=sys.stderr,
+            )
+    try:
+        result = resume(args.thread, home=args.home, stream_handler=live)
+    finally:
+        if live is not None:
+            live.close()
+    print_result(result, args.thread, args.json, args.quiet)
+    return exit_code(result)
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    """``saturate fork THREAD --round N``: a new session from round N with the --<setting> flags given."""
+    # heavy: LangGraph and LangChain, imported when a session runs
+    from saturate.graph.api import session_state
+    from saturate.graph.timetravel import fork
+
+    progress = make_progress(args)
+    if progress is not None:
+        progress.task = session_state(args.thread, home=args.home).get("task", "")
+    if progress is not None and progress.style == "rich":
+        print(f"forking {args.thread} after round {args.round}", file=sys.stderr)
+    try:
+        new_thread, result, changes = fork(
+            args.thread,
+            args.round,
+            new_thread=args.new_thread,
+            home=args.home,
+            stream_handler=progress,
+            **setting_overrides(args),
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.json:
+        print_json(
+            {
+                "thread": new_thread,
+                "forked_from": args.thread,
+                "fork_round": args.round,
+                "changes": changes,
+                **result.model_dump(),
+            }
+        )
+        return exit_code(result)
+    print_result(result, new_thread, False, args.quiet)
+    if not args.quiet:
+        changed = ", ".join(f"{k} {v[0]!r} → {v[1]!r}" for k, v in changes.items()) or "no setting changed (a replay)"
+        print(f"forked from {args.thread} after round {args.round}: {changed}")
+    return exit_code(result)

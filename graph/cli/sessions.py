@@ -1,0 +1,125 @@
+"""The commands that look at stored sessions: ``show`` (text, ``--json``, ``--html``, ``--chart``,
+``--checkpoints``), ``runs`` and ``checkpoints``. They read the checkpoints; nothing is run.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from saturate.graph.cli.multi import show as show_multi
+from saturate.graph.cli.output import print_json, round_block
+from saturate.state.settings import Settings
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    extra = show_extras(args)  # --html / --chart / --checkpoints
+    if extra is not None:
+        return extra
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.api import session_state
+
+    state = session_state(args.thread, home=args.home)
+    if args.json:
+        print_json(state)
+        return 0
+    if state.get("kind") == "multi":  # loops, audit events, leads, trips, tagged result
+        return show_multi(state, args.thread)
+    settings = Settings.model_validate(state["settings"])
+    task = state["task"]
+    print(f"task: {task}")
+    print(
+        f"thread {args.thread} · source {settings.source} · mode {settings.mode} · seed {state['rng']['seed']} · "
+        f"threshold {settings.novelty_threshold:g} · min/max rounds {settings.min_rounds}/{settings.max_rounds} · "
+        f"epsilon {settings.novelty_epsilon:g}"
+    )
+    for rec in state.get("records") or []:
+        print("\n".join(round_block(rec, task)))
+    for p in state.get("pages") or []:
+        print(f"enrich {p['status']}: {p['url']} (overlap {p['overlap']}) {p.get('reason', '')}".rstrip())
+    if state.get("result"):
+        print(f"\nanswer: {state['result']['answer']}")
+        for s in state["result"]["sources"]:
+            print(f"  [{s['n']}] {s['title']} — {s['url']}")
+    elif state.get("_next"):
+        print(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {args.thread}")
+    return 0
+
+
+def show_extras(args: argparse.Namespace) -> int | None:
+    """``show --html/--chart/--checkpoints``; None when none of them was asked for."""
+    if not (args.html or args.chart or args.checkpoints):
+        return None
+    if args.checkpoints:
+        print_checkpoints(args.thread, args.home, args.json)
+    if args.html or args.chart:
+        # heavy: LangGraph (the checkpointer) and, for --chart, matplotlib; imported when asked for
+        from saturate.graph.views import report
+
+        view = report.load_session(args.thread, args.home)
+        if args.html:
+            path = report.write_html_view(view, args.html)
+            print(f"wrote {path} ({len(view['records'])} rounds)")
+        if args.chart:
+            path = report.chart_view(view, args.chart)
+            print(f"wrote {path}")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.api import list_sessions
+
+    rows = list_sessions(home=args.home)
+    if args.json:
+        print_json(rows)
+        return 0
+    # heavy: rich, imported when a table is printed
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="sessions")
+    for col in ("thread", "task", "rounds", "status", "updated"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(r["thread"], r["task"][:80], str(r["rounds"]), r["status"], r["updated"] or "")
+    Console(highlight=False, soft_wrap=False).print(t)
+    return 0
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    return print_checkpoints(args.thread, args.home, args.json)
+
+
+def print_checkpoints(thread: str, home, as_json: bool) -> int:
+    """Every checkpoint of a session, oldest first, with the rounds a fork can start from."""
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.timetravel import list_checkpoints
+
+    rows = list_checkpoints(thread, home=home)
+    if as_json:
+        print_json(rows)
+        return 0
+    # heavy: rich, imported when a table is printed
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"checkpoints of {thread} (oldest first)")
+    for col in ("step", "checkpoint id", "written by", "next", "round", "knowledge", "sources", "time", "fork"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        fork = f"--round {r['fork_round']}" if r["fork_round"] is not None else ""
+        t.add_row(
+            str(r["step"]),
+            r["checkpoint_id"],
+            r["node"],
+            ",".join(r["next"]) or "END",
+            str(r["round"]),
+            str(r["knowledge_chars"]),
+            str(r["accepted"]),
+            (r["created_at"] or "")[11:23],
+            fork,
+        )
+    Console(highlight=False, width=max(140, Console().width)).print(t)
+    points = sorted({r["fork_round"] for r in rows if r["fork_round"] is not None})
+    print(f"fork points: saturate fork {thread} --round N [--<setting> VALUE ...] with N in {points}")
+    return 0
