@@ -1,4 +1,4 @@
-"""The graph state of a multi-source session (graph/multi.py) and its reducers.
+"""The graph state of a multi-source session (graph/build_multi.py) and its reducers.
 
 Per-source loops run as parallel ``Send`` branches of one superstep; each
 returns its hits, audit events and loop summary, which the ``operator.add``

@@ -1,0 +1,1 @@
+"""Benchmarks: research (the default), perf, model, verify, multi; and the scripted Ollama server."""

@@ -1,7 +1,7 @@
 """The saturation monitor: is the research benchmark still hard for this agent?
 
 Each benchmark run (``saturate bench``) is a *cycle*. The bench reports five metrics per cycle; the
-monitor stores them in SQLite (``monitor.db`` in the data directory, see ``graph.monitor_store``),
+monitor stores them in SQLite (``monitor.db`` in the data directory, see ``monitor.store``),
 scores how saturated the benchmark is, watches the trend over a rolling window and, when the
 benchmark has consistently stopped being hard, runs a research session with the agent itself on how
 to make it harder and stores concrete proposals for a human to approve.
@@ -27,7 +27,7 @@ Score and levels
     score = Σ WEIGHTS[c] * component[c], clamped to [0, 1] and rounded to 6 places. The seed's exact
     weights were not available: WEIGHTS below (ceiling 0.30, regression 0.20, stagnation 0.25,
     proposal 0.15, agreement 0.10) are OUR ASSUMPTION — change them in ``WEIGHTS`` in
-    ``graph/monitor_score.py`` (they must sum to 1; the level and trigger constants are there too).
+    ``graph/monitor/score.py`` (they must sum to 1; the level and trigger constants are there too).
     Levels: NORMAL < 0.5 ≤ ELEVATED < 0.7 ≤ HIGH < 0.85 ≤ CRITICAL.
 
 Rolling window and consistency detection
@@ -42,14 +42,14 @@ Expansions (all three triggers create one; status pending → approved|rejected 
     ``start_expansion`` runs the agent itself (``graph.api.research``, embedded offline corpus, thread
     ``monitor-expansion-<id>-<timestamp>``) on ``EXPANSION_TASK`` and stores its answer and sources as
     context for the human, plus proposals computed from the harness config and the latest snapshot
-    (``graph.monitor_harness.compute_proposals``): raise each met threshold one step toward 1.0, and add
+    (``monitor.harness.compute_proposals``): raise each met threshold one step toward 1.0, and add
     per enabled benchmark its hardest subset (tasks below full recall, written to
     ``<data dir>/monitor/benchmarks/``) or, when all tasks are at full recall, a tighter-budget variant
     (half the results per query, in the benchmark's ``settings``). Proposals are
     ``{"kind": "raise_threshold", "name", "from", "to"}`` or ``{"kind": "add_benchmark", "benchmark": {...}}``.
     A failed research session is recorded (``research_error``); the proposals are stored anyway.
     ``apply`` needs an approved expansion; it enforces the one-way ratchet (only raise thresholds / add
-    benchmarks; ``monitor_harness.check_ratchet`` is the single check for every config change), archives
+    benchmarks; ``monitor.harness.check_ratchet`` is the single check for every config change), archives
     the current harness version and creates version N+1 with the new benchmarks disabled.
     ``enable_next_benchmark`` enables one disabled benchmark, at most one per recorded cycle.
     ``check_new`` evaluates the new checks (raised thresholds + enabled new benchmarks): more than half
@@ -64,8 +64,8 @@ authoritative and changes only through approved expansions): ``{"thresholds": {n
 "benchmarks": [{"name", "tasks", "corpus", "enabled", ...}]}``; thresholds are minimums the system
 must reach, so higher = harder. Exactly one version is current (``archived = 0``).
 
-Modules: ``monitor`` (this: the ``Monitor`` API), ``monitor_score`` (score, levels, window,
-triggers), ``monitor_harness`` (config shape, ratchet, proposals), ``monitor_store`` (SQLite schema).
+Modules: ``core`` (this: the ``Monitor`` API), ``score`` (score, levels, window,
+triggers), ``harness`` (config shape, ratchet, proposals), ``store`` (SQLite schema).
 The command line, ``saturate monitor``, is ``graph/cli/monitor.py``: it imports this module, never the reverse.
 
 Retention: cycle rows (with their snapshots) older than 90 days are deleted by ``prune`` (also run by
@@ -76,7 +76,7 @@ What the bench passes (snapshot keys the monitor reads for proposals; everything
                  ``saturate`` counts when a policy is given; items without ``benchmark`` are used when
                  the harness has a single benchmark.
     ``targets``: {threshold name: bool | {"met": bool}} — which thresholds this cycle met.
-    Also read as is: ``graph.bench``'s own result ``{set: {"targets": {name: {"met"}}, "runs":
+    Also read as is: ``graph.bench.research``'s own result ``{set: {"targets": {name: {"met"}}, "runs":
     {"saturate": [{"task_id", "gold_recall"}]}}}`` — threshold names are then ``"<set>.<target>"``
     (e.g. ``musique.recall_at_5``) and benchmark names the set names.
 A cycle, from the bench:  ``m = Monitor(); m.init_harness(DEFAULT_CONFIG); m.enable_next_benchmark();
@@ -124,6 +124,8 @@ from saturate.graph.monitor.store import (
     iso,
     to_epoch,
 )
+from saturate.graph.paths import home_dir
+from saturate.state.settings import load_settings
 
 EXPANSION_TASK = "How can a multi-hop retrieval benchmark be made harder so that it stops saturating?"
 DB_NAME = "monitor.db"
@@ -156,8 +158,8 @@ def default_research(home: Path) -> ResearchFn:
     """The agent itself on the embedded offline corpus (source local, no corpus file, no network)."""
 
     def research_fn(task: str, thread_id: str):
+        # heavy: LangGraph; the monitor's status commands must not pay for it (the CLI imports this module)
         from saturate.graph.api import research
-        from saturate.state.settings import load_settings
 
         return research(
             task, thread_id=thread_id, home=home, settings=load_settings({"source": "local", "corpus": None})
@@ -177,8 +179,6 @@ class Monitor:
         clock: Callable[[], float] | None = None,
     ):
         if path is None:
-            from saturate.graph.paths import home_dir
-
             path = home_dir(home) / DB_NAME
         self.store = Store(path)
         self.home = self.store.path.parent

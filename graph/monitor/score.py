@@ -1,6 +1,6 @@
 """Scoring of the saturation monitor: metrics → score → level, the rolling window, the triggers.
 
-See ``graph.monitor`` for the metric mapping. WEIGHTS are our assumption (the seed's exact weights
+See ``monitor.core`` for the metric mapping. WEIGHTS are our assumption (the seed's exact weights
 were not available): change them here; they must sum to 1.
 """
 

@@ -22,6 +22,7 @@ LangGraph's ``draw_mermaid_png`` is never used: it calls a web service.
 from __future__ import annotations
 
 import html
+import math
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ def label(node: str) -> str:
 
 def _compiled(compiled=None):
     if compiled is None:
+        # heavy: LangGraph; the CLI imports this module for `saturate graph`'s flags and must start fast
         from saturate.graph.build import build_graph
 
         compiled = build_graph()
@@ -393,7 +395,6 @@ def rounded(points: list[tuple[float, float]], radius: float = 12.0) -> list[tup
 
 
 def _arrowhead(tip, before, size=9.0):
-    import math
 
     ang = math.atan2(tip[1] - before[1], tip[0] - before[0])
     left = (tip[0] - size * math.cos(ang - 0.4), tip[1] - size * math.sin(ang - 0.4))
@@ -471,6 +472,7 @@ def svg(d: Diagram | None = None) -> str:
 
 def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
     """The same drawing as :func:`svg`, rasterised by matplotlib (Agg, no display, no network)."""
+    # heavy: matplotlib (~0.5 s), imported only when a PNG is drawn
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import FancyBboxPatch, PathPatch, Polygon

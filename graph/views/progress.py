@@ -34,6 +34,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from saturate.graph.views.diagram import node_metadata
+
 STREAM_MODE = ["updates", "custom", "tasks"]
 
 DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "cap": "cyan"}
@@ -141,7 +143,7 @@ class Progress:
         self._status = None
         self._console = console
         if style == "rich" and console is None:
-            from rich.console import Console
+            from rich.console import Console  # rich only when printing to a console: the CLI's --help stays fast
 
             self._console = Console(file=file or sys.stderr, highlight=False, soft_wrap=True)
 
@@ -230,8 +232,6 @@ class Progress:
     def node_metadata(self) -> dict[str, dict]:
         """Each node's metadata, from the compiled graph (read once, only if a task event brought none)."""
         if self._metadata is None:
-            from saturate.graph.views.diagram import node_metadata
-
             self._metadata = node_metadata(self._graph)
         return self._metadata
 
@@ -274,7 +274,7 @@ class Progress:
         self._print(round_parts(ev, self.task))
 
     def _print(self, parts: list[tuple[str, str]]) -> None:
-        from rich.text import Text
+        from rich.text import Text  # as above
 
         text = Text()
         for s, style in parts:

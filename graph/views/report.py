@@ -190,6 +190,7 @@ def novelty_chart(
     records: list[dict], threshold: float | None, path: str | os.PathLike, *, title: str = "", mode: str = "saturate"
 ) -> Path:
     """Bars of novelty per round coloured by the gate decision (ε passes hatched), the threshold line."""
+    # heavy: matplotlib (~0.5 s), imported only when a PNG is drawn
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch

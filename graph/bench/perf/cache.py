@@ -9,10 +9,10 @@ from pathlib import Path
 
 from saturate.graph.bench.perf.common import Figure, baseline, latencies_ms, percentile
 from saturate.graph.bench.perf.fts import K, fts_queries
+from saturate.sources import CachedSource, SearchCache
 
 
 def bench_cache(work: Path, p: dict, shared: dict) -> Figure:
-    from saturate.sources import CachedSource, SearchCache
 
     wiki = shared["wiki"]
     # as make_source builds it: the index file name is part of the key

@@ -10,8 +10,11 @@ from __future__ import annotations
 import functools
 import json
 import os
+import platform
+import resource
 import shlex
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -19,10 +22,16 @@ import time
 import timeit
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from saturate.graph.paths import shared_data
+from saturate.sources import LocalCorpus, open_wiki
+from saturate.sources.wiki import wiki_data_path
+from saturate.sources.wiki import wiki_records as read_records
 
 ROOT = Path.cwd()  # subprocesses (cold start, workers) run from where the benchmark was started
 SHARED_DATA = shared_data()
@@ -266,7 +275,6 @@ def session_tasks(n: int) -> list[str]:
 
 def task_corpus(index_dir: Path):
     """(source, description): the musique corpus if present, else the embedded Wikipedia one."""
-    from saturate.sources import LocalCorpus, open_wiki
 
     if MUSIQUE_CORPUS.exists():
         return LocalCorpus.open(MUSIQUE_CORPUS, index_dir), f"LocalCorpus.open({rel(MUSIQUE_CORPUS)})"
@@ -276,15 +284,12 @@ def task_corpus(index_dir: Path):
 @functools.lru_cache(maxsize=1)
 def wiki_records() -> list[dict]:
     """The embedded corpus's records ({id, title, text, url}), read once."""
-    from saturate.sources.wiki import wiki_data_path
-    from saturate.sources.wiki import wiki_records as read_records
 
     return list(read_records(wiki_data_path()))
 
 
 def runtime(context):
     """LangGraph's own Runtime for calling nodes outside a graph (no-op stream writer, no store)."""
-    from langgraph.runtime import Runtime
 
     return Runtime(context=context)
 
@@ -346,7 +351,6 @@ class CpuWatch:
 
     @staticmethod
     def _own() -> float:
-        import resource
 
         me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
@@ -362,9 +366,6 @@ class CpuWatch:
 
 def header(args, work: Path) -> list[str]:
     """The command line, the code and the machine: the first lines of every report."""
-    import platform
-    import sqlite3
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         lg = version("langgraph")

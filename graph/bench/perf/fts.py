@@ -20,13 +20,14 @@ from saturate.graph.bench.perf.common import (
     rel,
     wiki_records,
 )
+from saturate.state.records import SearchResult
+from saturate.state.text import sentences
 
 K = 5  # results per search, as a round asks for
 
 
 def fts_queries(p: dict) -> list[tuple[str, str]]:
     """(kind, query): titles and descriptions of random articles and multi-hop questions, shuffled."""
-    from saturate.state.text import sentences
 
     rng = random.Random(SEED)
     records = wiki_records()
@@ -41,7 +42,6 @@ def fts_queries(p: dict) -> list[tuple[str, str]]:
 
 
 def bench_fts(work: Path, p: dict, shared: dict) -> Figure:
-    from saturate.state.records import SearchResult
 
     wiki = shared["wiki"]
     queries = fts_queries(p)

@@ -5,17 +5,20 @@ what the node does today, and the whole ``assess_novelty`` node.
 
 from __future__ import annotations
 
+import inspect
 import random
 from pathlib import Path
 
+import saturate.nodes.assess_novelty as an
 from saturate.graph.bench.perf.common import SEED, Figure, baseline, per_call_ms, runtime, wiki_records
+from saturate.sources.local import SNIPPET_CHARS
+from saturate.sources.wiki import CORPUS_NAME
+from saturate.state import Context, load_settings
+from saturate.state.text import clip, term_set
 
 
 def wiki_results(n: int, rng: random.Random) -> list[dict]:
     """n SearchResult dicts from the embedded corpus, shaped like LocalCorpus.search's (500-char snippets)."""
-    from saturate.sources.local import SNIPPET_CHARS
-    from saturate.sources.wiki import CORPUS_NAME
-    from saturate.state.text import clip
 
     picked = rng.sample(wiki_records(), n)
     return [
@@ -32,11 +35,6 @@ def wiki_results(n: int, rng: random.Random) -> list[dict]:
 
 
 def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
-    import inspect
-
-    import saturate.nodes.assess_novelty as an
-    from saturate.state import Context, load_settings
-    from saturate.state.text import clip, term_set
 
     rng = random.Random(SEED)
     pool = wiki_results(520, rng)

@@ -10,11 +10,16 @@ checks that it reproduces the graph's result.
 from __future__ import annotations
 
 import functools
+import sqlite3
 import statistics
 import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START
 
 from saturate.graph.bench.perf.common import (
     DURABILITY,
@@ -26,6 +31,12 @@ from saturate.graph.bench.perf.common import (
     runtime,
     session_tasks,
 )
+from saturate.graph.build import build_graph
+from saturate.graph.session import open_checkpointer
+from saturate.sources import SqlitePageStore
+from saturate.state.context import Context
+from saturate.state.graph_state import ResearchState, initial_state
+from saturate.state.settings import load_settings
 
 OVERHEAD_ROUNDS = 5
 
@@ -43,7 +54,6 @@ OVERHEAD_WAYS = {
 
 def fixed_settings():
     """The settings of the overhead sessions: mode=fixed, OVERHEAD_ROUNDS rounds, the benchmark's seed."""
-    from saturate.state import load_settings
 
     return load_settings(
         {"mode": "fixed", "fixed_rounds": OVERHEAD_ROUNDS, "max_rounds": OVERHEAD_ROUNDS, "seed": SEED}, env={}
@@ -54,8 +64,6 @@ def fixed_settings():
 def _graph_parts() -> tuple[Any, dict[str, Callable]]:
     """``build_graph()``'s StateGraph and the reducers of ResearchState's Annotated channels (as LangGraph
     reads them), built once: the graph ways compile their graph once too, outside the timed sessions."""
-    from saturate.graph.build import build_graph
-    from saturate.state.graph_state import ResearchState
 
     hints = typing.get_type_hints(ResearchState, include_extras=True)
     reducers = {
@@ -69,9 +77,6 @@ def _graph_parts() -> tuple[Any, dict[str, Callable]]:
 def plain_session(task: str, settings, context) -> dict:
     """The graph's work without LangGraph's step machinery: ``build_graph()``'s own nodes, edges and routers
     (read from its StateGraph, so nothing is restated here) walked in a plain loop, with the same reducers."""
-    from langgraph.graph import END, START
-
-    from saturate.state.graph_state import initial_state
 
     builder, reducers = _graph_parts()
     edges = dict(builder.edges)  # every node of the round loop has one plain edge or one router
@@ -103,15 +108,6 @@ def _strip(x):
 
 
 def bench_graph_overhead(work: Path, p: dict, shared: dict) -> Figure:
-    import sqlite3
-
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from saturate.graph.build import build_graph
-    from saturate.graph.session import open_checkpointer
-    from saturate.sources import SqlitePageStore
-    from saturate.state import Context, initial_state
 
     source, corpus_desc = shared["task_source"], shared["task_corpus_desc"]
     settings = fixed_settings()

@@ -2,37 +2,34 @@
 
 from __future__ import annotations
 
+import cProfile
 import io
+import pstats
 from pathlib import Path
 
+from saturate.graph.api import research
+from saturate.graph.bench.perf.cache import bench_cache
+from saturate.graph.bench.perf.cold_start import RESEARCH_TASK
 from saturate.graph.bench.perf.common import DURABILITY, PLAN, SEED, session_tasks
+from saturate.graph.bench.perf.fts import K, fts_queries
+from saturate.graph.bench.perf.novelty import bench_novelty
+from saturate.graph.bench.perf.overhead import fixed_settings
+from saturate.graph.bench.perf.throughput import sessions_sequential
+from saturate.graph.build import build_graph
+from saturate.graph.session import open_checkpointer
+from saturate.sources import SqlitePageStore
+from saturate.state import Context, initial_state, load_settings
 
 PROFILES = ("graph", "sessions", "novelty", "fts", "cache", "research")
 
 
 def profile(name: str, work: Path, quick: bool, shared: dict) -> str:
     """cProfile of one workload; returns the pstats text."""
-    import cProfile
-    import pstats
-
-    from saturate.graph.api import research
-    from saturate.graph.bench.perf.cache import bench_cache
-    from saturate.graph.bench.perf.cold_start import RESEARCH_TASK
-    from saturate.graph.bench.perf.fts import K, fts_queries
-    from saturate.graph.bench.perf.novelty import bench_novelty
-    from saturate.graph.bench.perf.overhead import fixed_settings
-    from saturate.graph.bench.perf.throughput import sessions_sequential
-    from saturate.state import load_settings
 
     p = PLAN[quick]
     source = shared["task_source"]
     prof = cProfile.Profile()
     if name == "graph":
-        from saturate.graph.build import build_graph
-        from saturate.graph.session import open_checkpointer
-        from saturate.sources import SqlitePageStore
-        from saturate.state import Context, initial_state
-
         settings = fixed_settings()
         context = Context(source=source, pages=SqlitePageStore(work / "pages.db"))
         tasks = session_tasks(20)

@@ -31,6 +31,7 @@ from saturate.graph.bench.perf.novelty import bench_novelty
 from saturate.graph.bench.perf.overhead import bench_graph_overhead
 from saturate.graph.bench.perf.profiling import PROFILES, profile
 from saturate.graph.bench.perf.throughput import bench_sessions
+from saturate.sources import open_wiki
 
 DESCRIPTION = "Performance benchmark: seven figures, each measured against a baseline in the same run."
 
@@ -48,7 +49,6 @@ FIGURE_KEYS = [k for k, _ in BENCHES]
 
 def shared_inputs(work: Path) -> dict:
     """What several figures use: the embedded corpus (its index built here, timed) and the task corpus."""
-    from saturate.sources import open_wiki
 
     with Stopwatch() as sw:
         wiki = open_wiki(work / "index")

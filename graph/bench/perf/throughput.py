@@ -5,12 +5,14 @@ counted in the figure (full runs only): worker processes, one SqliteSaver connec
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from saturate.graph.bench.perf.common import (
@@ -24,6 +26,10 @@ from saturate.graph.bench.perf.common import (
     session_tasks,
     task_corpus,
 )
+from saturate.graph.build import build_graph
+from saturate.graph.session import open_checkpointer
+from saturate.sources import SqlitePageStore
+from saturate.state import Context, initial_state, load_settings
 
 _BATCH = itertools.count(1)
 
@@ -31,8 +37,6 @@ WORKER_CODE = "import sys; from saturate.graph.bench.perf.throughput import proc
 
 
 def _setup(home: Path, source):
-    from saturate.sources import SqlitePageStore
-    from saturate.state import Context, load_settings
 
     home.mkdir(parents=True, exist_ok=True)
     return load_settings({"seed": SEED}, env={}), Context(source=source, pages=SqlitePageStore(home / "pages.db"))
@@ -47,9 +51,6 @@ def _answers(states: list[dict]) -> list[tuple]:
 
 
 def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool = True) -> tuple[float, list]:
-    from saturate.graph.build import build_graph
-    from saturate.graph.session import open_checkpointer
-    from saturate.state import initial_state
 
     home = work / ("seq" if checkpoint else "seq-nockpt")
     settings, context = _setup(home, source)
@@ -66,11 +67,6 @@ def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool =
 
 
 def sessions_threads(work: Path, tasks: list[str], source, workers: int) -> tuple[float, list]:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from saturate.graph.build import build_graph
-    from saturate.graph.session import open_checkpointer
-    from saturate.state import initial_state
 
     home = work / f"threads-{workers}"
     settings, context = _setup(home, source)
@@ -89,13 +85,9 @@ def sessions_threads(work: Path, tasks: list[str], source, workers: int) -> tupl
 
 
 def sessions_async(work: Path, tasks: list[str], source, concurrency: int) -> tuple[float, list]:
-    import asyncio
 
-    import aiosqlite
+    import aiosqlite  # only the asyncio way needs the async SQLite driver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    from saturate.graph.build import build_graph
-    from saturate.state import initial_state
 
     home = work / f"async-{concurrency}"
     settings, context = _setup(home, source)
@@ -131,9 +123,6 @@ def process_worker_main() -> int:
     handle and SqliteSaver connection, runs one warm-up session, prints "ready",
     waits for "go", runs its tasks and prints {"answers": [[i, [answer, rounds]], ...]}.
     """
-    from saturate.graph.build import build_graph
-    from saturate.graph.session import open_checkpointer
-    from saturate.state import initial_state
 
     job = json.loads(sys.stdin.readline())
     home = Path(job["home"])
