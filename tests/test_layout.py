@@ -86,8 +86,11 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     """
     musique = shared_file("musique", "tasks.jsonl").parent.parent
     wheels = tmp_path / "wheels"
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
         check=True,
         capture_output=True,
     )

@@ -294,7 +294,7 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m graph.bench_multi", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.multi", description=__doc__.splitlines()[0])
     add_arguments(p)
     return run(p.parse_args(argv))
 
