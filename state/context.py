@@ -84,6 +84,7 @@ class Context:
     chat_model: Any | None = None  # a LangChain BaseChatModel, optional
     pages: PageStore | None = None
     sources: dict[str, SearchSource] = field(default_factory=dict)  # multi-source sessions: by configured name
+    embeddings: Any | None = None  # a LangChain Embeddings (rerank / novelty "embedding"), optional
     # claims evaluated with annotated stances (the verify benchmark): url -> recorded stance, or None
     stance_oracle: Callable[[str], str | None] | None = None
     model_budget: ModelBudget | None = None  # multi-source sessions: created on first use (see budget())

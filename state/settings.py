@@ -46,11 +46,18 @@ class Settings(BaseModel):
     novelty_epsilon: float = Field(
         0.15, ge=0, le=1, description="Probability that a sub-threshold round passes through anyway (epsilon-greedy)."
     )
-    novelty_method: Literal["heuristic", "seed-heuristic", "model"] = Field(
+    novelty_method: Literal["heuristic", "seed-heuristic", "model", "embedding"] = Field(
         "heuristic",
         description="`heuristic`: the best new result's share of unseen terms x its task relevance, against "
         "everything the session accepted; `seed-heuristic`: the seed's word overlap against the rolling "
-        "knowledge state only; `model`: the chat model rates 0-10 (needs `model`).",
+        "knowledge state only; `model`: the chat model rates 0-10 (needs `model`); `embedding`: how far the "
+        "best new on-topic results are, in embedding space, from everything accepted (needs embeddings: "
+        "`embed_model`, saturate[embed]).",
+    )
+    stop_round: Literal["discard", "keep"] = Field(
+        "discard",
+        description="What happens to the results of the round the gate stops: `discard` (the design's "
+        "semantics) or `keep` (merged into the session's sources; still no compress and no model call).",
     )
     seed: int | None = Field(
         None,
@@ -72,6 +79,26 @@ class Settings(BaseModel):
         True,
         description="Ask the source for results the session has not accepted yet (over-fetch and skip them), "
         "so every round can add something; how many of the source's top results were repeats is recorded.",
+    )
+    rerank: Literal["none", "embedding"] = Field(
+        "none",
+        description="Re-rank a query's candidates before they count as results: `none`, or `embedding` "
+        "(cosine to the task in embedding space blended with the source's own score; needs embeddings).",
+    )
+    rerank_depth: int = Field(
+        30, ge=1, le=200, description="Candidates of a query that `rerank` re-orders (the source's top N)."
+    )
+    rerank_weight: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="Weight of the embedding cosine in `rerank` (the rest: the source's normalised score).",
+    )
+    embed_model: str | None = Field(
+        None,
+        description="Embeddings for `rerank` / `novelty_method` `embedding`: `ollama:<model>` (OllamaEmbeddings, "
+        "e.g. `ollama:nomic-embed-text`), a sentence-transformers model name or path, or an ONNX model path. "
+        "Unset: all-MiniLM-L6-v2 (int8 ONNX) as shipped offline by the saturate[embed] extra.",
     )
     search_quality_floor: int = Field(
         1800, ge=0, description="Round 1 results under this many characters trigger one retry with a simplified query."

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
+from saturate.graph.cli.settings import add_setting_flags, setting_overrides
+
 KINDS = {
     "research": "retrieval policies on multi-hop sets (the default)",
     "perf": "performance figures with baselines",
@@ -31,9 +33,16 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     """The bench kinds as sub-commands, each with its module's flags; research's also on ``bench``."""
     kinds = bench.add_subparsers(dest="bench_kind", parser_class=type(bench))
     for kind, help in KINDS.items():
-        bench_module(kind).add_arguments(kinds.add_parser(kind, help=help))
+        sub = kinds.add_parser(kind, help=help)
+        bench_module(kind).add_arguments(sub)
+        if kind == "research":
+            add_setting_flags(sub)
     bench_module("research").add_arguments(bench)
+    add_setting_flags(bench)  # research is the default kind: `saturate bench --rerank embedding`
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    return bench_module(getattr(args, "bench_kind", None) or "research").run(args)
+    kind = getattr(args, "bench_kind", None) or "research"
+    if kind == "research":
+        args.overrides = setting_overrides(args)  # applied to every policy
+    return bench_module(kind).run(args)

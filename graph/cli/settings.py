@@ -29,8 +29,12 @@ def default_text(name: str) -> str:
 
 
 def add_setting_flags(p: argparse.ArgumentParser) -> None:
+    """A ``--<setting>`` flag per setting; a setting whose flag the parser already has (``bench``'s own
+    ``--seed`` and ``--corpus``) is skipped."""
     group = p.add_argument_group("settings (also SATURATE_<NAME> environment variables)")
     for name, field in Settings.model_fields.items():
+        if flag(name) in p._option_string_actions:  # argparse keeps no public index of its flags
+            continue
         group.add_argument(
             flag(name),
             dest=f"setting_{name}",
