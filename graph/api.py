@@ -35,6 +35,7 @@ def research(
     thread_id: str | None = None,
     home: str | os.PathLike | None = None,
     chat_model: Any = None,
+    embeddings: Any = None,
     source: SearchSource | None = None,
     settings: Settings | None = None,
     stream_handler=None,
@@ -46,7 +47,9 @@ def research(
     Settings: a ``Settings`` object, or keyword overrides on top of the
     ``SATURATE_*`` environment and the defaults. ``source`` replaces the
     configured search source (any object with ``name``, ``search``, ``fetch``);
-    ``chat_model`` is any LangChain chat model.
+    ``chat_model`` is any LangChain chat model; ``embeddings`` any LangChain
+    Embeddings, used when ``rerank`` / ``novelty_method`` ask for embeddings
+    (without it they are built from ``embed_model``: see ``graph.embeddings``).
     """
     settings = session.resolve_settings(settings, overrides)
     task = session.check_task(task, settings)
@@ -54,7 +57,9 @@ def research(
     if settings.novelty_method == "model" and model is None and not notes:
         raise InputError("novelty_method=model needs a chat model: set --model ollama:<name> (or pass chat_model)")
     initial = initial_state(task, settings, tuple(notes), kind=_kind)
-    _, state = session.start(initial, thread_id, home, model, source=source, stream_handler=stream_handler)
+    _, state = session.start(
+        initial, thread_id, home, model, source=source, stream_handler=stream_handler, embeddings=embeddings
+    )
     return AgentResult.model_validate(state["result"])
 
 
@@ -74,6 +79,7 @@ def research_multi(
     thread_id: str | None = None,
     home: str | os.PathLike | None = None,
     chat_model: Any = None,
+    embeddings: Any = None,
     settings: Settings | None = None,
     stream_handler=None,
     **overrides: Any,
@@ -84,6 +90,7 @@ def research_multi(
     setting) or a mapping name -> SearchSource object (a spec of the same name in the
     ``sources`` setting gives its kind, ceiling and description). Sources passed as
     objects are not in the checkpoint: ``resume(thread, sources=...)`` needs them again.
+    ``chat_model`` and ``embeddings`` as for ``research``.
     """
     objects = sources if isinstance(sources, Mapping) else None
     if sources is not None and objects is None:
@@ -99,7 +106,9 @@ def research_multi(
     )
     model, notes = resolve_chat_model(settings, chat_model)
     initial = initial_multi_state(task, settings, specs, tuple(notes))
-    _, state = session.start(initial, thread_id, home, model, sources=objects, stream_handler=stream_handler)
+    _, state = session.start(
+        initial, thread_id, home, model, sources=objects, stream_handler=stream_handler, embeddings=embeddings
+    )
     return MultiResult.model_validate(state["result"])
 
 
@@ -108,12 +117,16 @@ def resume(
     *,
     home: str | os.PathLike | None = None,
     chat_model: Any = None,
+    embeddings: Any = None,
     source: SearchSource | None = None,
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
 ) -> AgentResult | MultiResult:
-    """Continue a session of either mode from its last completed step (a no-op for a finished one)."""
-    state = session.resume(thread_id, home, chat_model, source, sources, stream_handler)
+    """Continue a session of either mode from its last completed step (a no-op for a finished one).
+
+    ``chat_model`` and ``embeddings`` are not in the checkpoint: pass them again, or they are built from the
+    session's settings."""
+    state = session.resume(thread_id, home, chat_model, source, sources, stream_handler, embeddings)
     return (MultiResult if state.get("kind") == "multi" else AgentResult).model_validate(state["result"])
 
 

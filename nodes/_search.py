@@ -6,11 +6,18 @@ results; how many of its top ``k`` were repeats is counted. A source that
 returns one URL twice keeps the first. A failed search is an empty answer with
 its error recorded (failure is data); with a ``timeout`` the search runs under
 that wall-clock bound (``_deadline``), a hanging one included.
+
+With a ``rerank`` function the source's top ``depth`` candidates are re-ordered
+before they count as results (``embedding_reranker``: cosine to the task in
+embedding space blended with the source's own, normalised score); ``top``,
+``repeats`` and ``unseen`` then follow the new order. A failing re-ranker is
+recorded and the source's order kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import math
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
@@ -29,10 +36,24 @@ class Answer:
 
 
 def ask(
-    source, name: str, query: str, k: int, seen: Collection[str], exclude_seen: bool, timeout: float | None = None
+    source,
+    name: str,
+    query: str,
+    k: int,
+    seen: Collection[str],
+    exclude_seen: bool,
+    timeout: float | None = None,
+    extra: int = 0,
+    rerank: Callable[[list[dict]], list[dict]] | None = None,
+    depth: int = 0,
 ) -> Answer:
-    """One query to ``source`` (``name`` for error messages); never raises for a failed search."""
-    want = min(MAX_FETCH, k + len(seen)) if exclude_seen else k
+    """One query to ``source`` (``name`` for error messages); never raises for a failed search.
+
+    ``extra``: also ask for that many results past the top ``k`` (``unseen`` then holds up to ``k + extra``),
+    so a caller can take more without a second search."""
+    want = min(MAX_FETCH, k + extra + len(seen)) if exclude_seen else k + extra
+    if rerank is not None:
+        want = max(want, depth)
     answer = Answer()
     raw: list[dict] = []
     try:
@@ -51,7 +72,58 @@ def ask(
     for r in raw:
         unique.setdefault(r["url"], r)
     raw = list(unique.values())
+    if rerank is not None and raw:
+        try:
+            raw = rerank(raw[:depth]) + raw[depth:]
+        except Exception as exc:  # failure is data: the source's own order stands
+            answer.errors.append(f"rerank {name} {query!r}: {error_text(exc)}")
     answer.top = raw[:k]
     answer.repeats = sum(1 for r in answer.top if r["url"] in seen)
-    answer.unseen = [r for r in (raw if exclude_seen else answer.top) if r["url"] not in seen][:k]
+    pool = raw if exclude_seen else raw[: k + extra]
+    answer.unseen = [r for r in pool if r["url"] not in seen][: k + extra]
     return answer
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def result_passage(result: dict) -> str:
+    """The text of a result that is embedded: its title and snippet."""
+    return f"{result.get('title', '')}. {result.get('snippet', '')}".strip(". ")
+
+
+def embedding_reranker(embeddings, anchor: str, weight: float) -> Callable[[list[dict]], list[dict]]:
+    """Re-order candidates by ``weight`` x cosine(anchor, candidate) + (1 - weight) x the source's score,
+    min-max normalised over the candidates (a source without scores: its rank, 1 for the first)."""
+    anchor_vec: list[float] = []
+
+    def rerank(candidates: list[dict]) -> list[dict]:
+        if not anchor_vec:
+            anchor_vec.extend(embeddings.embed_query(anchor))
+        vecs = embeddings.embed_documents([result_passage(r) for r in candidates])
+        n = len(candidates)
+        raw = [r.get("score") for r in candidates]
+        if all(s is not None for s in raw) and n > 1 and max(raw) > min(raw):
+            lo, hi = min(raw), max(raw)
+            source_score = [(s - lo) / (hi - lo) for s in raw]
+        else:
+            source_score = [1 - i / n for i in range(n)]
+        blended = [weight * cosine(anchor_vec, v) + (1 - weight) * s for v, s in zip(vecs, source_score)]
+        order = sorted(range(n), key=lambda i: -blended[i])
+        return [candidates[i] for i in order]
+
+    return rerank
+
+
+def reranker(settings, embeddings, task: str, notes: list[str]) -> Callable[[list[dict]], list[dict]] | None:
+    """The re-ranker the settings ask for (``rerank``), anchored on the task; None for ``none``. Without
+    embeddings in the runtime context the source's order stands, and ``notes`` says so."""
+    if settings.rerank != "embedding":
+        return None
+    if embeddings is None:
+        notes.append("rerank=embedding but no embeddings in the runtime context: the source's order was kept")
+        return None
+    return embedding_reranker(embeddings, task, settings.rerank_weight)

@@ -118,7 +118,9 @@ def registrable_domain(url: str) -> str:
     if not host:
         return ""
     parts = _extractor()(host)
-    top = getattr(parts, "top_domain_under_public_suffix", None) or parts.registered_domain
+    top = getattr(parts, "top_domain_under_public_suffix", None)
+    if top is None:  # tldextract < 5.2
+        top = parts.registered_domain
     return top or host
 
 

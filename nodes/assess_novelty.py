@@ -6,9 +6,10 @@ accepted, and only counts what is new *and on topic*. For each result:
 - a url the session already accepted counts 0 (a repeat);
 - novelty = the share of its content terms absent from the vocabulary of all
   accepted results;
-- relevance = the task terms it contains, relative to the most on-topic result
-  accepted so far (capped at 1), so an off-topic page full of new words
-  counts little.
+- relevance = its task relevance (``_salience``: rarity-weighted task terms, the
+  task's names counting double and required whole) relative to the most
+  relevant result accepted so far (capped at 1), so an off-topic page full of
+  new words counts little.
 
 The round scores 10 x the best novelty x relevance among its results: "how new
 and how on topic is the best thing this round found". Scoring only against the
@@ -17,6 +18,13 @@ every round look new (measured on ../shared/data; see README, Benchmarks).
 
 ``seed-heuristic`` is the seed's word-set difference against the rolling
 knowledge state only, kept for comparison.
+
+``embedding`` scores the round in embedding space (the runtime context's
+``embeddings``): each new result's distance from everything accepted (1 minus
+its highest cosine; a paraphrase of a known fact is close whatever its words,
+the weakness of word overlap the design names) times how on topic it is (its
+cosine to the task relative to the most on-topic accepted result's); the round
+scores 10 x the best.
 
 ``model`` asks the chat model for one integer (the seed's prompt and sampling:
 knowledge state and results each cut to 800 characters, temperature 0, at most
@@ -32,6 +40,8 @@ import time
 from langgraph.runtime import Runtime
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text, first_int
+from saturate.nodes._salience import relative_relevance
+from saturate.nodes._search import cosine, result_passage
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings import Settings
@@ -46,38 +56,29 @@ def accepted_vocabulary(results: dict[str, dict]) -> set[str]:
 
 
 def session_novelty(
-    new_results: list[dict], seen_urls, vocab: set[str], task_terms: set[str] = frozenset(), best_cover: int = 0
+    new_results: list[dict], seen_urls, vocab: set[str], relevance: list[float] | None = None
 ) -> tuple[float, dict]:
     """0-10: 10 x max over results of (url unseen) x (share of terms not in vocab) x (task relevance).
 
-    ``best_cover``: the most task terms any accepted result contains (0 when
-    nothing is accepted yet: relevance then counts 1).
+    ``relevance``: each new result's task relevance relative to the most relevant accepted result
+    (``_salience.relative_relevance``); None counts every result as fully relevant.
     """
     if not new_results:
         return 0.0, {"results": 0}
-    novelty, relevance, parts = [], [], []
-    for r in new_results:
+    novelty, parts = [], []
+    relevance = list(relevance) if relevance is not None else [1.0] * len(new_results)
+    for r, rel in zip(new_results, relevance):
         t = term_set(f"{r.get('title', '')} {r.get('snippet', '')}")
         nov = 0.0 if r["url"] in seen_urls or not t else len(t - vocab) / len(t)
-        rel = min(1.0, len(t & task_terms) / best_cover) if best_cover else 1.0
         novelty.append(round(nov, 3))
-        relevance.append(round(rel, 3))
         parts.append(nov * rel)
     return round(10.0 * max(parts), 3), {
         "results": len(parts),
         "repeats": sum(1 for r in new_results if r["url"] in seen_urls),
         "term_novelty": novelty,
-        "relevance": relevance,
+        "relevance": [round(x, 3) for x in relevance],
         "best": parts.index(max(parts)),
     }
-
-
-def task_cover(results: dict[str, dict], task_terms: set[str]) -> int:
-    """The most task terms any accepted result contains."""
-    return max(
-        (len(task_terms & term_set(f"{r.get('title', '')} {r.get('snippet', '')}")) for r in results.values()),
-        default=0,
-    )
 
 
 def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dict]:
@@ -87,6 +88,35 @@ def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dic
         return 0.0, {"words": 0}
     w_known = set(words(knowledge))
     return round(10.0 * len(w_new - w_known) / len(w_new), 3), {"words": len(w_new)}
+
+
+def embedding_novelty(embeddings, task: str, new_results: list[dict], accepted: dict[str, dict]) -> tuple[float, dict]:
+    """0-10: 10 x max over new results of (distance from everything accepted) x (on-topic-ness), in embedding space.
+
+    distance = 1 - the highest cosine to an accepted result (a repeated url counts 0: a paraphrase of a known
+    fact is close, whatever its words); on-topic-ness = its cosine to the task relative to the most on-topic
+    accepted result's (capped at 1; 1 while nothing is accepted).
+    """
+    if not new_results:
+        return 0.0, {"results": 0}
+    old = list(accepted.values())
+    vecs = embeddings.embed_documents([result_passage(r) for r in new_results + old])
+    new_v, old_v = vecs[: len(new_results)], vecs[len(new_results) :]
+    task_v = embeddings.embed_query(task)
+    best_old = max((cosine(v, task_v) for v in old_v), default=0.0)
+    distance, relevance, parts = [], [], []
+    for r, v in zip(new_results, new_v):
+        d = 0.0 if r["url"] in accepted else 1 - max((cosine(v, o) for o in old_v), default=0.0)
+        rel = min(1.0, max(0.0, cosine(v, task_v) / best_old)) if best_old > 0 else 1.0
+        distance.append(round(d, 3))
+        relevance.append(round(rel, 3))
+        parts.append(d * rel)
+    return round(10.0 * max(parts), 3), {
+        "results": len(parts),
+        "distance": distance,
+        "relevance": relevance,
+        "best": parts.index(max(parts)),
+    }
 
 
 NOVELTY = Prompt(
@@ -119,10 +149,12 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     cur = dict(state["current"])
     results = cur.get("results", [])
     accepted = state.get("results") or {}
-    task_terms = term_set(state["task"])
     judged = {
         "heuristic": session_novelty(
-            results, accepted.keys(), accepted_vocabulary(accepted), task_terms, task_cover(accepted, task_terms)
+            results,
+            accepted.keys(),
+            accepted_vocabulary(accepted),
+            relative_relevance(state["task"], list(accepted.values()), results),
         ),
         "seed-heuristic": summary_novelty(results, state.get("knowledge", "")),
     }
@@ -144,6 +176,18 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
             except Exception as exc:  # recorded; the heuristic judges the round instead
                 errors.append(f"novelty model: {error_text(exc)}")
                 fallbacks.append("model error: heuristic novelty used")
+                method = "heuristic"
+    if method == "embedding":
+        embeddings = runtime.context.embeddings
+        if embeddings is None:
+            method = "heuristic"
+            fallbacks.append("novelty_method=embedding but no embeddings: heuristic score used")
+        else:
+            try:
+                judged["embedding"] = embedding_novelty(embeddings, state["task"], results, accepted)
+            except Exception as exc:  # recorded; the heuristic judges the round instead
+                errors.append(f"novelty embeddings: {error_text(exc)}")
+                fallbacks.append("embeddings error: heuristic novelty used")
                 method = "heuristic"
     score, detail = judged[method]
     # the other judges' scores, recorded for comparison (the harness measures how often they agree)

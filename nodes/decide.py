@@ -1,7 +1,9 @@
 """decide: the final result, built only from what the session retrieved.
 
-A question gets an answer citing only accepted sources (``_answer``: the chat
-model's, citations checked in code, or extractive). A claim (``verify``) turns
+A question gets a short answer (1-3 sentences, at most 400 characters) citing
+only accepted sources, or says the sources do not answer it (``_answer``: the
+chat model's, checked in code, or extractive); every accepted source stays in
+the result, marked cited / on topic with its relevance. A claim (``verify``) turns
 every accepted result into an evidence hit — stance (``_stance``: recorded,
 model or heuristic), tier and weight (``_tiers``) — and the decision rule
 (``_verdict``) answers True / False / Invalid with a checked proof, or sends the
@@ -172,6 +174,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "total_queries": len(state.get("queries") or []),
             "total_pages_visited": len(pages),
             "answer": answered.method,
+            "answered": answered.answered,
+            "cited": [s.n for s in answered.sources if s.cited],
             "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
             "model_tokens": {
                 k: sum((r.get("model_tokens") or {}).get(k, 0) for r in records)

@@ -7,6 +7,9 @@ Semantics (saturate mode):
 - otherwise one draw u from the session's seeded generator: u < ``novelty_epsilon``
   gives ``epsilon_pass`` (accepted, the loop goes on), else ``stop``.
 In fixed mode every round is accepted and round ``fixed_rounds`` is the cap.
+A stopped round's results are discarded (the design's semantics) unless
+``stop_round`` is ``keep``: then they join the session's sources here (never
+compressed: no knowledge update, no model call).
 
 The decision needs a draw whose generator state lives in the graph state, so it
 is made by this node (a conditional edge cannot update state); the conditional
@@ -63,6 +66,15 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     # rounds count from the start of the current attempt (a claim sent back for more search gets a fresh loop)
     rnd = cur["round"] - state.get("attempt_start", 0)
     decision, reason, u, rng = decide_gate(rnd, cur.get("novelty") or 0.0, settings, state["rng"])
+    update: dict = {}
+    if decision == "stop" and settings.stop_round == "keep":
+        # the stopping round's search is paid for: its results join the session's sources (no compress, so
+        # no knowledge update and no model call processes them)
+        accepted = state.get("results") or {}
+        kept = {r["url"]: r for r in cur.get("results", []) if r["url"] not in accepted}
+        if kept:
+            update["results"] = kept
+            reason += f"; its {len(kept)} new result(s) kept (stop_round=keep)"
     cur.update(decision=decision, reason=reason, epsilon_draw=u)
     durations = {**cur.get("durations_ms", {}), "gate": round((time.perf_counter() - t0) * 1000, 3)}
     record = RoundRecord(
@@ -76,6 +88,8 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         result_chars=cur.get("result_chars", 0),
         repeats_top_k=cur.get("repeats_top_k", 0),
         quality_retry=cur.get("quality_retry"),
+        quality_overfetch=cur.get("quality_overfetch", 0),
+        searches=cur.get("searches", 1),
         novelty=cur.get("novelty"),
         novelty_method=cur.get("novelty_method", ""),
         novelty_detail=cur.get("novelty_detail", {}),
@@ -92,4 +106,4 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     runtime.stream_writer(
         {"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode}
     )  # live progress (stream_mode "custom")
-    return {"current": cur, "rng": rng, "records": [record]}
+    return {**update, "current": cur, "rng": rng, "records": [record]}

@@ -111,6 +111,11 @@ class CachedSource:
     def fetch(self, result: SearchResult) -> str:
         return self.inner.fetch(result)
 
+    def query_key(self, query: str) -> str:
+        """The inner source's query key (what it really searches), else the query itself."""
+        key = getattr(self.inner, "query_key", None)
+        return key(query) if key is not None else " ".join(query.split()).lower()
+
     def _count(self, hit: bool) -> None:
         with self._count_lock:
             if hit:

@@ -116,6 +116,11 @@ class LocalCorpus:
         """The FTS5 MATCH expression for a query (all columns; TitleCorpus narrows it)."""
         return match_expression(query)
 
+    def query_key(self, query: str) -> str:
+        """What this source actually searches for a query (its MATCH expression): two queries with the same
+        key return the same ranking, so a "simplified" retry that keeps the same terms is no new search."""
+        return self.match(query)
+
     def search(self, query: str, k: int) -> list[SearchResult]:
         expr = self.match(query)
         if not expr or k <= 0:

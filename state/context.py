@@ -33,6 +33,9 @@ class SearchSource(Protocol):
         """The full text behind a result (a corpus document, a web page). Raises on failure."""
         ...
 
+    # Optional: ``query_key(query) -> str``, what the source really searches for a query (a local index: its
+    # match expression). Equal keys mean equal answers; the search node uses it to spare a useless retry.
+
 
 @runtime_checkable
 class PageStore(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
 
 GateDecision = Literal["accept", "epsilon_pass", "stop", "cap"]
 Stance = Literal["support", "partial", "refute", "irrelevant"]
@@ -43,6 +43,10 @@ class RoundRecord(BaseModel):
     quality_retry: str | None = Field(
         None, description="The simplified query when round 1 fell under the quality floor."
     )
+    quality_overfetch: int = Field(
+        0, description="Results round 1 added from its own query's next ranks (the quality floor, no second search)."
+    )
+    searches: int = Field(1, description="Source searches this round made (a quality-floor retry is a second one).")
     novelty: float | None = None
     novelty_method: str = ""
     novelty_detail: dict = Field(default_factory=dict)
@@ -65,6 +69,20 @@ class SourceRef(BaseModel):
     title: str = ""
     pub_date: str | None = None
     excerpt: str = ""
+    # set for a question's sources (decide), unset (and left out of the dump) for a claim's evidence
+    cited: bool | None = Field(None, description="The answer cites this source.")
+    relevance: float | None = Field(
+        None, description="Task relevance relative to the most relevant accepted source (0-1)."
+    )
+    on_topic: bool | None = Field(None, description="Relevance at least the on-topic floor (half the best source's).")
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_marks(self, handler):
+        data = handler(self)
+        for key in ("cited", "relevance", "on_topic"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class AgentResult(BaseModel):

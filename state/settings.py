@@ -37,11 +37,11 @@ class Settings(BaseModel):
     )
     max_rounds: int = Field(5, ge=1, le=50, description="Hard cap on search rounds.")
     min_rounds: int = Field(
-        2, ge=1, le=50, description="Rounds that always run before the gate may stop (old SEARCHES_PER_TASK)."
+        3, ge=1, le=50, description="Rounds that always run before the gate may stop (old SEARCHES_PER_TASK)."
     )
     fixed_rounds: int = Field(2, ge=1, le=50, description="Rounds run in `fixed` mode.")
     novelty_threshold: float = Field(
-        3.0, ge=0, le=10, description="A round scoring under this (0-10) stops the loop after `min_rounds`."
+        1.0, ge=0, le=10, description="A round scoring under this (0-10) stops the loop after `min_rounds`."
     )
     novelty_epsilon: float = Field(
         0.15, ge=0, le=1, description="Probability that a sub-threshold round passes through anyway (epsilon-greedy)."
@@ -55,7 +55,7 @@ class Settings(BaseModel):
         "`embed_model`, saturate[embed]).",
     )
     stop_round: Literal["discard", "keep"] = Field(
-        "discard",
+        "keep",
         description="What happens to the results of the round the gate stops: `discard` (the design's "
         "semantics) or `keep` (merged into the session's sources; still no compress and no model call).",
     )
@@ -318,7 +318,10 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _rounds_consistent(self) -> Settings:
         if self.min_rounds > self.max_rounds:
-            raise ValueError(f"min_rounds ({self.min_rounds}) must not exceed max_rounds ({self.max_rounds})")
+            if "min_rounds" in self.model_fields_set:
+                raise ValueError(f"min_rounds ({self.min_rounds}) must not exceed max_rounds ({self.max_rounds})")
+            # only max_rounds was lowered below the default minimum: the minimum follows it
+            object.__setattr__(self, "min_rounds", self.max_rounds)
         tiers = {"primary", "wire", "trade", "other"}
         if set(self.tier_weights) != tiers or any(not 0 <= w <= 1 for w in self.tier_weights.values()):
             raise ValueError(f"tier_weights needs exactly {sorted(tiers)} with weights in [0, 1]")
@@ -340,7 +343,15 @@ class Settings(BaseModel):
         return self
 
     def replace(self, **changes: Any) -> Settings:
-        return load_settings({**self.model_dump(), **changes}, env={})
+        """These settings with ``changes``. Lowering ``max_rounds`` below the current ``min_rounds`` (without
+        setting ``min_rounds``) lowers the minimum with it."""
+        values = {**self.model_dump(), **changes}
+        if "min_rounds" not in changes and "max_rounds" in changes:
+            try:
+                values["min_rounds"] = min(self.min_rounds, int(changes["max_rounds"]))
+            except (TypeError, ValueError):
+                pass  # not a number: the validation below says so
+        return load_settings(values, env={})
 
 
 def _format_error(err: ValidationError) -> str:

@@ -29,8 +29,19 @@ def words(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """Content terms: words minus stopwords and 1-letter tokens, order kept, duplicates kept."""
-    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    """Content terms: words minus stopwords and 1-letter tokens, order kept, duplicates kept.
+
+    A possessive is folded into its word ("Bonetti's" → "bonetti"): the same name either way, and the
+    FTS5 tokenizer would otherwise read "bonetti's" as the phrase "bonetti s", which only matches the
+    possessive form.
+    """
+    out = []
+    for w in words(text):
+        if w.endswith("'s") and len(w) > 3:
+            w = w[:-2]
+        if w not in STOPWORDS and (len(w) > 1 or w.isdigit()):
+            out.append(w)
+    return out
 
 
 @functools.lru_cache(maxsize=8192)

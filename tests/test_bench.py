@@ -6,12 +6,22 @@ import json
 
 import pytest
 
-from saturate.graph.bench.research import POLICIES, TaskRun, check_targets, oracle_from
+from saturate.graph.bench.research import (
+    POLICIES,
+    TaskRun,
+    answer_in,
+    check_targets,
+    gain_vs_fixed,
+    interpolate,
+    normalize_answer,
+    oracle_from,
+)
 from saturate.graph.cli import main
 
 from conftest import shared_file
 
 METRICS = ("gold_recall", "answer_recall", "searches", "model_calls", "seconds")
+ALL = {"fixed-1", "fixed-2", "fixed-3", "fixed-4", "fixed-5", "seed-heuristic", "saturate", "oracle"}
 
 
 @pytest.fixture
@@ -32,19 +42,30 @@ def test_bench_json_has_every_policy_and_metric(home, small_data, tmp_path, caps
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"musique", "hotpotqa"}
     for res in out.values():
-        assert set(res["policies"]) == {"fixed-2", "fixed-4", "fixed-5", "seed-heuristic", "saturate", "oracle"}
-        for p in res["policies"].values():
+        assert set(res["policies"]) == ALL
+        for name, p in res["policies"].items():
             assert all(isinstance(p[m], (int, float)) for m in METRICS)
             assert 0 <= p["gold_recall"] <= 1 and 0 <= p["answer_recall"] <= 1
+            if name != "oracle":  # a stopping point, not a session: it has no answer
+                assert 0 <= p["answer_in_answer"] <= 1 and p["answer_chars"] > 0
         pol = res["policies"]
         assert pol["fixed-2"]["rounds"] == 2 and pol["fixed-5"]["rounds"] == 5
         # fixed-N is a prefix of fixed-5 (no gate): recall never drops with more rounds
-        assert pol["fixed-2"]["gold_recall"] <= pol["fixed-4"]["gold_recall"] <= pol["fixed-5"]["gold_recall"]
+        recalls = [pol[f"fixed-{n}"]["gold_recall"] for n in range(1, 6)]
+        assert recalls == sorted(recalls)
         # the oracle reaches fixed-5's recall with no more searches
         assert pol["oracle"]["gold_recall"] == pol["fixed-5"]["gold_recall"]
         assert pol["oracle"]["searches"] <= pol["fixed-5"]["searches"]
-        assert 2 <= pol["saturate"]["rounds"] <= 5
-        assert set(res["targets"]) == {"recall_at_5", "gate_keeps_recall", "gate_search_savings"}
+        assert 1 <= pol["saturate"]["rounds"] <= 5
+        assert set(res["targets"]) == {
+            "recall_at_5",
+            "gate_keeps_recall",
+            "gate_search_savings",
+            "gain_vs_fixed",
+            "answer_in_answer",
+            "answer_chars",
+        }
+        assert res["targets"]["gain_vs_fixed"]["value"] == gain_vs_fixed(pol)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -122,20 +143,57 @@ def test_bench_bad_input(home, capsys, argv, msg):
     assert msg in capsys.readouterr().err
 
 
-def test_oracle_stops_after_last_gold_round():
-    run = TaskRun("t", 1.0, True, searches=6, model_calls=0, seconds=1.0, rounds=5, gold_by_round=[1, 0, 1, 0, 0])
+def test_oracle_stops_after_last_gold_round_and_counts_its_rounds_searches():
+    run = TaskRun(
+        "t",
+        1.0,
+        True,
+        searches=6,
+        model_calls=0,
+        seconds=1.0,
+        rounds=5,
+        gold_by_round=[1, 0, 1, 0, 0],
+        searches_by_round=[2, 1, 1, 1, 1],  # round 1 retried under the quality floor
+    )
     o = oracle_from(run, {"gold_ids": ["a", "b"]})
-    assert o.rounds == 3 and o.gold_recall == 1.0 and o.searches == round(6 / 5 * 3)
-    none = oracle_from(TaskRun("t", 0.0, False, 5, 0, 1.0, 5, [0] * 5), {"gold_ids": ["a"]})
-    assert none.rounds == 1 and none.gold_recall == 0.0
+    assert o.rounds == 3 and o.gold_recall == 1.0 and o.searches == 4  # the retry counts (2 + 1 + 1)
+    assert o.answer_in_answer is None  # the oracle is no session: no answer to judge
+    none = oracle_from(TaskRun("t", 0.0, False, 5, 0, 1.0, 5, [0] * 5, [1] * 5), {"gold_ids": ["a"]})
+    assert none.rounds == 1 and none.gold_recall == 0.0 and none.searches == 1
+
+
+def test_answer_in_answer_is_squad_normalised():
+    assert normalize_answer("The  Victoria-Falls!") == "victoriafalls"
+    assert normalize_answer("An Apple, a day") == "apple day"
+    assert answer_in("It is the Victoria Falls [3].", ["Victoria Falls"])
+    assert answer_in("the 1932 opening", ["1932"]) and not answer_in("in 19320", ["1932"])  # whole words
+    assert not answer_in("No answer here.", ["Victoria Falls", ""])
+
+
+def test_gain_over_fixed_n_is_interpolated_at_equal_searches():
+    curve = [(1.0, 0.5), (2.0, 0.7), (3.0, 0.8)]
+    assert interpolate(curve, 2.5) == pytest.approx(0.75)
+    assert interpolate(curve, 0.5) == 0.5 and interpolate(curve, 9) == 0.8  # flat beyond the ends
+    summary = {f"fixed-{n}": {"searches": float(n), "gold_recall": r} for n, r in ((1, 0.5), (2, 0.7), (3, 0.8))}
+    summary["saturate"] = {"searches": 2.5, "gold_recall": 0.78}
+    assert gain_vs_fixed(summary) == pytest.approx(0.03)
+
+
+def test_settings_apply_to_every_policy_and_bad_ones_are_bad_input(home, small_data, tmp_path, capsys):
+    argv = ["bench", "--data", str(small_data), "--set", "musique", "--limit", "2", "--json"]
+    assert main([*argv, "--policy", "saturate", "--results-per-query", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["policies"]["saturate"]["tasks"] == 2
+    assert main([*argv, "--novelty-threshold", "11"]) == 2
+    assert "novelty_threshold" in capsys.readouterr().err
 
 
 def test_targets_use_harness_thresholds():
-    summary = {"fixed-5": {"gold_recall": 0.9, "searches": 5.0}, "saturate": {"gold_recall": 0.89, "searches": 2.5}}
+    summary = {"fixed-5": {"gold_recall": 0.9, "searches": 5.0}, "saturate": {"gold_recall": 0.89, "searches": 4.0}}
     t = check_targets("musique", summary)
     assert t["recall_at_5"]["met"] and t["gate_keeps_recall"]["met"] and t["gate_search_savings"]["met"]
     raised = check_targets("musique", summary, {"musique.recall_at_5": 0.95})
     assert not raised["recall_at_5"]["met"]
     derived = check_targets("musique-hard-e1", summary, {"musique.recall_at_5": 0.95}, base="musique")
     assert derived["recall_at_5"]["target"] == 0.95
-    assert set(POLICIES) == {"fixed-2", "fixed-4", "fixed-5", "seed-heuristic", "saturate"}
+    assert set(POLICIES) == ALL - {"oracle"}

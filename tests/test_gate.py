@@ -33,7 +33,7 @@ def test_no_stop_before_min_rounds_and_cap_at_max():
 
 
 def test_draw_only_for_sub_threshold_rounds_and_state_advances():
-    s = _settings(novelty_epsilon=1.0)
+    s = _settings(novelty_epsilon=1.0, novelty_threshold=3)
     rng = new_rng(42)
     d, reason, u, after = decide_gate(3, 1.0, s, rng)
     assert d == "epsilon_pass" and u is not None and after["draws"] == 1 and "epsilon" in reason
@@ -145,10 +145,19 @@ def test_same_seed_same_trace(small_source, kw):
     assert strip_timings(a) == strip_timings(b)
 
 
-def test_rejected_round_leaves_state_untouched(musique_source):
+@pytest.mark.parametrize("stop_round", ["discard", "keep"])
+def test_rejected_round_is_never_compressed(musique_source, stop_round):
     graph = build_graph()
     task = "What is the name of the waterfall in the country where the Bubye River is found?"
-    kw = dict(novelty_epsilon=0.0, novelty_threshold=10, min_rounds=2, max_rounds=5, seed=1, search_quality_floor=0)
+    kw = dict(
+        novelty_epsilon=0.0,
+        novelty_threshold=10,
+        min_rounds=2,
+        max_rounds=5,
+        seed=1,
+        search_quality_floor=0,
+        stop_round=stop_round,
+    )
     steps, after_r1 = [], None
     for mode, chunk in graph.stream(
         initial_state(task, _settings(**kw)), context=Context(source=musique_source), stream_mode=["updates", "values"]
@@ -161,7 +170,12 @@ def test_rejected_round_leaves_state_untouched(musique_source):
     r1, r2 = final["records"]
     assert (r1["decision"], r2["decision"]) == ("accept", "stop")
     assert r2["new"] > 0  # round 2 found results the session had not accepted ...
-    assert final["results"] == after_r1["results"]  # ... and none of them were merged
+    if stop_round == "discard":  # ... and none of them were merged (the design's semantics)
+        assert final["results"] == after_r1["results"]
+    else:  # ... kept as sources (the search was paid for), said in the reason
+        assert set(final["results"]) == set(after_r1["results"]) | set(r2["new_urls"])
+        assert f"{r2['new']} new result(s) kept (stop_round=keep)" in r2["reason"]
+    # either way the stopped round changes no knowledge: no compress, no model call
     assert final["knowledge"] == after_r1["knowledge"]
     assert r2["knowledge_chars"] is None and r2.get("compress") is None
     assert steps.count("compress") == 1

@@ -76,25 +76,54 @@ def test_no_query_repeats_and_gap_queries_add_terms(home, musique_source):
     queries = [r["query"] for r in state["records"]]
     assert len({q.lower() for q in queries}) == len(queries)
     assert queries[0] == BUBYE
-    for r in state["records"][1:]:
-        assert r["planner"] == "gap-terms"
+    assert state["records"][1]["planner"] == "gap-terms"  # names of the on-topic results first ...
+    for r in state["records"][1:]:  # ... then, when none is left, a suffix: every query still adds a term
+        assert r["planner"] in ("gap-terms", "fallback-suffix")
         assert r["query"].startswith(BUBYE) and len(r["query"]) > len(BUBYE)
 
 
-def test_quality_floor_retries_round_one(home, tmp_path):
+class TextKeyed:
+    """The corpus seen as a source that searches the query's text (no ``query_key``), as a web search does."""
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, "web-like"
+
+    def search(self, query, k):
+        return self.inner.search(query, k)
+
+    def fetch(self, result):
+        return self.inner.fetch(result)
+
+
+def test_quality_floor_retries_round_one_where_the_simplified_query_differs(home, tmp_path):
     from saturate.sources import LocalCorpus
 
     docs = [{"id": f"d{i}", "title": f"Tiny {i}", "text": f"zebra note {i}."} for i in range(3)]
     docs.append({"id": "big", "title": "Zebra crossing", "text": "Zebra crossings are pedestrian crossings. " * 10})
-    src = LocalCorpus.from_records(docs, "tiny")
+    src = TextKeyed(LocalCorpus.from_records(docs, "tiny"))
     research("Where do the zebra crossings appear in the question text?", thread_id="q", source=src, seed=0)
     rec = session_state("q")["records"][0]
-    assert rec["quality_retry"] == "zebra crossings appear question text"
+    assert rec["quality_retry"] == "zebra crossings appear question text" and rec["searches"] == 2
     assert any("quality floor" in f for f in rec["fallbacks"])
     assert session_state("q")["queries"][:2] == [
         "Where do the zebra crossings appear in the question text?",
         "zebra crossings appear question text",
     ]
+
+
+def test_quality_floor_over_fetches_where_the_retry_would_search_the_same_terms(home):
+    """A local index matches the same terms for the task and its simplified form: no second search; the first
+    query's next ranks fill the round instead (recorded)."""
+    from saturate.sources import LocalCorpus
+
+    docs = [{"id": f"d{i}", "title": f"Zebra {i}", "text": f"zebra note {i}."} for i in range(9)]
+    src = LocalCorpus.from_records(docs, "tiny")
+    assert src.query_key("Where are the zebra notes?") == src.query_key("zebra notes")
+    research("Where are the zebra notes?", thread_id="o", source=src, seed=0, results_per_query=3, max_rounds=1)
+    rec = session_state("o")["records"][0]
+    assert rec["quality_retry"] is None and rec["searches"] == 1 and rec["quality_overfetch"] == 3
+    assert rec["total"] == 6 and len(session_state("o")["queries"]) == 1
+    assert any("no second search" in f for f in rec["fallbacks"])
 
 
 class FailingSource:
@@ -137,7 +166,7 @@ def test_every_source_failing_gives_no_results(home, musique_source):
     result = research(BUBYE, thread_id="n", source=src, seed=0)
     assert result.outcome == "no_results" and result.sources == []
     recs = session_state("n")["records"]
-    assert recs[-1]["decision"] == "stop" and len(recs) == 2
+    assert recs[-1]["decision"] == "stop" and len(recs) == load_settings().min_rounds
 
 
 def test_enrich_stores_pages_beside_the_checkpoint(home, musique_source):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from saturate.graph.cli import main
 
@@ -28,7 +29,12 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
     assert "found by local:musique, titles:musique" in shown
 
     assert main(["resume", "cli", "--quiet"]) == 0
-    assert capsys.readouterr().out.strip() == out["answer"]
+    quiet = capsys.readouterr().out.strip().splitlines()
+    # --quiet: the answer, then exactly the sources it cites (so no [n] points at nothing)
+    by_n = {s["n"]: s for s in out["sources"]}
+    order = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", out["answer"])))
+    assert order and {n for n in order} == {s["n"] for s in out["sources"] if s["cited"]}
+    assert quiet == [out["answer"]] + [f"[{n}] {by_n[n]['title']} — {by_n[n]['url']}" for n in order]
     assert main(["runs", "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
     assert runs[0]["thread"] == "cli" and runs[0]["status"] == "done" and runs[0]["rounds"] == out["rounds"]
@@ -61,6 +67,12 @@ def test_research_multi_flag_with_live_progress(home, musique_corpus, capsys):
     assert "multi-source: local (alone)" in cap.err and "[local:musique] q1:" in cap.err
     assert "breadcrumbs: following" in cap.err and "merged:" in cap.err
     assert "sources searched:" in cap.out and "local:musique: " in cap.out and "thread: one" in cap.out
+    # the cited sources first (with tag and who found them), then the on-topic ones, then a count of the rest
+    answer, rest = cap.out.split("\n\n", 1)
+    order = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", answer)))
+    listed = [int(n) for n in re.findall(r"^\[(\d+)\] .*  \[\w+\]$", rest, re.M)]
+    assert rest.startswith("Cited:\n") and order and listed[: len(order)] == order
+    assert "     found by: local:musique " in rest and "saturate show one, or --json)" in rest
 
 
 def test_events_are_json_lines(home, musique_corpus, capsys):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from saturate.graph import research, session_state
 from saturate.nodes._model import strip_think
-from saturate.nodes._salience import gap_query, salient_phrases
+from saturate.nodes._salience import gap_query, generic_name, relevance_weights, salient_phrases, task_names
 from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
 from saturate.nodes.compress import extractive_merge, first_knowledge
 from saturate.nodes.search import simplify
+from saturate.state import Context, initial_state, load_settings
 from saturate.state.text import term_set
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
@@ -114,10 +116,69 @@ def test_sentence_start_capitals_and_possessives_are_not_new_names():
         res(
             "1",
             "Photosynthesis",
-            "Biological processes convert light. The Calvin cycle fixes carbon. Sun's light drives it.",
+            "Biological processes convert light. The Calvin cycle fixes carbon from light. Sun's light drives it.",
         ),
         res("2", "Chlorophyll", "Chlorophyll absorbs light from the Sun in the Calvin cycle."),
     ]
     phrases = salient_phrases("How does photosynthesis convert light?", results, used_terms=set())
     assert "Biological" not in phrases  # capitalised only because a sentence starts there
     assert "Calvin" in phrases and "Sun" in phrases and "Sun's" not in phrases
+
+
+# ------------------------------------------------------------------ gap queries stay on topic
+
+
+def _queries(task: str, wiki_source) -> list[str]:
+    from saturate.graph.build import build_graph
+
+    state = build_graph().invoke(
+        initial_state(task, load_settings({"seed": 7, "mode": "fixed", "fixed_rounds": 5}, env={})),
+        context=Context(source=wiki_source),
+    )
+    return [q[len(task) :].strip() for q in state["queries"][1:]]  # what each gap query adds to the task
+
+
+@pytest.mark.parametrize(
+    "task,drift",
+    [
+        ("What causes the seasons on Earth?", ["North American English", "English"]),
+        ("How does photosynthesis convert light into chemical energy?", ["Greek", "PV"]),
+        ("What is the longest river in Africa and which countries does it flow through?", ["Russia", "Siberia"]),
+    ],
+)
+def test_gap_queries_do_not_drift_off_topic(wiki_source, task, drift):
+    """Names of off-topic results, languages, demonyms and generic words are no gap terms (embedded corpus)."""
+    added = " | ".join(_queries(task, wiki_source))
+    for word in drift:
+        assert word not in added, added
+
+
+def test_task_names_weigh_relevance_and_must_be_whole():
+    africa = "What is the longest river in Africa and which countries does it flow through?"
+    assert task_names(africa) == [frozenset({"africa"})]
+    assert task_names(BUBYE) == [frozenset({"bubye", "river"})]
+    lena = res("l", "Lena River", "The Lena is the longest river in Russia; it flows north.")
+    nile = res("n", "Nile", "The Nile is the longest river in Africa.")
+    w_lena, w_nile = relevance_weights(africa, [lena, nile], decay=0.0)
+    assert w_nile > w_lena  # "Africa" is the constraint, "flows" is not
+
+
+def test_generic_words_and_languages_are_no_names():
+    assert generic_name("North American English", set())
+    assert generic_name("Greek", set()) and not generic_name("Greek", {"greek"})  # unless the task uses it
+    assert not generic_name("Victoria Falls", set())
+
+
+def test_gap_query_adds_two_names_numbers_last():
+    results = [
+        res(
+            "1",
+            "Bubye River",
+            "The Bubye River is a tributary of the Limpopo River in Gwanda District, mapped in 1962.",
+        ),
+        res("2", "Bubye basin", "The Bubye River basin lies in Matabeleland South in 1962."),
+    ]
+    query, planner = gap_query(BUBYE, results, [BUBYE])
+    assert planner == "gap-terms"
+    assert query == f"{BUBYE} Limpopo River Gwanda District"  # two names; the year only after every name
+    assert salient_phrases(BUBYE, results, term_set(BUBYE))[-1] == "1962"

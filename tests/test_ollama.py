@@ -32,7 +32,14 @@ def test_full_session_with_model(home, musique_source):
     )
     with OllamaServer(script) as server:
         result = research(
-            BUBYE, thread_id="m", source=musique_source, novelty_method="model", novelty_epsilon=0.0, **model_kw(server)
+            BUBYE,
+            thread_id="m",
+            source=musique_source,
+            novelty_method="model",
+            novelty_epsilon=0.0,
+            novelty_threshold=3,
+            min_rounds=2,
+            **model_kw(server),
         )
     state = session_state("m")
     recs = state["records"]

@@ -54,6 +54,7 @@ def session(home, wiki_source):
         seed=1,
         max_rounds=4,
         min_rounds=2,
+        novelty_threshold=3,
         novelty_epsilon=1.0,
         enrich_overlap_max=0.3,
     )

@@ -81,7 +81,7 @@ def test_runs_like_the_server_does(served, home, wiki_source):
     history = list(graph.get_state_history(cfg))
     point = next(s for s in history if s.next == ("plan_query",) and s.values.get("round") == 1)
     fork_cfg = graph.update_state(
-        point.config, {"settings": {**point.values["settings"], "max_rounds": 2}}, as_node="compress"
+        point.config, {"settings": {**point.values["settings"], "max_rounds": 2, "min_rounds": 2}}, as_node="compress"
     )
     graph.invoke(None, fork_cfg)
     assert len(graph.get_state(cfg).values["records"]) == 2

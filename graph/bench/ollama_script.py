@@ -1,12 +1,17 @@
-"""An HTTP server speaking Ollama's API (/api/tags, /api/chat NDJSON) that answers from a script.
+"""An HTTP server speaking Ollama's API (/api/tags, /api/chat NDJSON, /api/embed) that answers from a script.
 
-Used offline by the tests and by `saturate bench model`: the real ChatOllama client talks to it over
-HTTP on 127.0.0.1, and the requests it received can be inspected (model, options, prompts).
+Used offline by the tests and by `saturate bench model`: the real ChatOllama and OllamaEmbeddings clients
+talk to it over HTTP on 127.0.0.1, and the requests it received can be inspected (model, options, prompts,
+texts). Embeddings are deterministic: a hashed bag of words (``embed_vector``), so texts sharing words are
+close.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,14 +27,31 @@ def role_of(request: dict) -> str:
     return next((name for name, prompt in PROMPTS.items() if system.startswith(prompt.marker)), "other")
 
 
+def embed_vector(text: str, dim: int = 64) -> list[float]:
+    """A deterministic unit vector for ``text``: its lower-cased words hashed into ``dim`` signed buckets."""
+    vec = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        vec[h % dim] += 1.0 if (h >> 32) & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in vec))
+    return [x / norm for x in vec] if norm else [1.0] + [0.0] * (dim - 1)
+
+
 class OllamaScript:
     """Replies per role: a list consumed in order (the last one repeats), each a str, a dict
-    {"status": 500} / {"sleep": s, "text": ...}, or a callable(request) returning one of those."""
+    {"status": 500} / {"sleep": s, "text": ...}, or a callable(request) returning one of those.
 
-    def __init__(self, models=("qwen-test:latest",), **replies):
+    ``models`` is what /api/tags lists (chat and embedding models alike; /api/embed refuses any other, as
+    Ollama does). /api/embed requests are kept in ``embed_requests`` and answered with ``embed_vector``
+    (``embed_dim`` dimensions) unless an ``embed`` role is scripted ({"status": ...} / {"sleep": s}).
+    """
+
+    def __init__(self, models=("qwen-test:latest",), embed_dim: int = 64, **replies):
         self.models = list(models)
+        self.embed_dim = embed_dim
         self.replies = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in replies.items()}
         self.requests: list[dict] = []
+        self.embed_requests: list[dict] = []
         self.lock = threading.Lock()
 
     def next_reply(self, role: str, request: dict | None = None):
@@ -57,12 +79,18 @@ def _handler(script: OllamaScript):
 
         def do_GET(self):
             if self.path == "/api/tags":
-                self._json(200, {"models": [{"name": m, "model": m} for m in script.models]})
+                tags = [
+                    {"name": m, "model": m, "digest": hashlib.sha256(m.encode()).hexdigest()} for m in script.models
+                ]
+                self._json(200, {"models": tags})
             else:
                 self._json(404, {"error": "not found"})
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            if self.path == "/api/embed":
+                self._embed(body)
+                return
             if self.path != "/api/chat":
                 self._json(404, {"error": "not found"})
                 return
@@ -99,6 +127,33 @@ def _handler(script: OllamaScript):
                     self.wfile.write(data)
                 else:
                     self._json(200, {**chunks[1], "message": chunks[0]["message"]})
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                pass
+
+        def _embed(self, body: dict) -> None:
+            with script.lock:
+                script.embed_requests.append(body)
+            model = body.get("model", "")
+            if model not in script.models and f"{model}:latest" not in script.models:
+                self._json(404, {"error": f'model "{model}" not found, try pulling it first'})
+                return
+            reply = script.next_reply("embed", body) if "embed" in script.replies else None
+            if isinstance(reply, dict) and "status" in reply:
+                self._json(reply["status"], {"error": reply.get("error", "internal server error")})
+                return
+            if isinstance(reply, dict) and "sleep" in reply:
+                time.sleep(reply["sleep"])
+            texts = body.get("input", "")
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            try:
+                self._json(
+                    200,
+                    {
+                        "model": model,
+                        "embeddings": [embed_vector(t, script.embed_dim) for t in texts],
+                        "prompt_eval_count": sum(len(t.split()) for t in texts),
+                    },
+                )
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
                 pass
 

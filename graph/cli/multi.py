@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from saturate.graph.cli.output import exit_code, print_answer, print_notes_and_errors
+from saturate.graph.cli.output import exit_code, print_answer, print_notes_and_errors, print_sources
 from saturate.graph.views.progress import short_query
 
 
@@ -61,13 +61,16 @@ class MultiProgress:
         pass
 
 
+def multi_source_line(s) -> str:
+    """A source of a multi-source result: number, title, URL, verification tag and who found it."""
+    by = "; ".join(f"{f.source} {f.query!r}" + (" (lead)" if f.phase != "loop" else "") for f in s.found_by)
+    return f"[{s.n}] {s.title} — {s.url}  [{s.tag}]\n     found by: {by}"
+
+
 def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
     if not print_answer(result, thread, as_json, quiet):
         return
-    for s in result.sources:
-        by = "; ".join(f"{f.source} {f.query!r}" + (" (lead)" if f.phase != "loop" else "") for f in s.found_by)
-        print(f"[{s.n}] {s.title} — {s.url}  [{s.tag}]")
-        print(f"     found by: {by}")
+    print_sources(result, thread, line=multi_source_line)
     if result.key_actors:
         print("\nKey actors")
         for a in result.key_actors:
@@ -91,10 +94,10 @@ def run_research(args, settings) -> int:
     """``saturate research --multi`` / ``--sources``: the settings are already validated."""
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import research_multi
-    from saturate.graph.session import new_thread_id
+    from saturate.graph.session import check_task, new_thread_id
 
+    task = check_task(args.task, settings)  # bad input fails before anything is printed
     thread = args.thread or new_thread_id()
-    task = " ".join(args.task.split())
     live = None
     if getattr(args, "events", False):
         live = MultiProgress(task, style="jsonl")

@@ -7,6 +7,7 @@ nothing because every search failed (the errors are printed and recorded); 130 i
 from __future__ import annotations
 
 import json
+import re
 
 from saturate.graph.views.progress import short_query
 
@@ -27,22 +28,64 @@ def print_json(data) -> None:
 
 
 def print_answer(result, thread: str, as_json: bool, quiet: bool) -> bool:
-    """The JSON result, or the answer alone; True when the caller should print the details."""
+    """The JSON result, or the answer (with ``--quiet`` followed by the sources it cites, so no ``[n]`` points
+    at nothing); True when the caller should print the details."""
     if as_json:
         print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
         return False
     print(result.answer)
-    if not quiet:
-        print()
-    return not quiet
+    if quiet:
+        for s in cited_sources(result):
+            print(source_line(s))
+        return False
+    print()
+    return True
+
+
+def source_line(s) -> str:
+    return f"[{s.n}] {s.title} — {s.url}"
+
+
+def cited_sources(result) -> list:
+    """The sources the answer cites, in the order it first cites them (the ``[n]`` in the answer), then any
+    other source marked ``cited``."""
+    by_n = {s.n: s for s in result.sources}
+    order = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", result.answer or ""))]
+    cited = [by_n[n] for n in order if n in by_n]
+    return cited + [s for s in result.sources if getattr(s, "cited", None) and s.n not in order]
+
+
+def print_sources(result, thread: str, line=None) -> None:
+    """The sources the answer cites first, then the other on-topic ones, then how many others were accepted.
+
+    Every source keeps its number in ``result.sources`` (what ``[n]`` cites); all of them are in
+    ``saturate show THREAD`` and ``--json``.
+    """
+    line = line or source_line
+    cited = cited_sources(result)
+    shown = {s.n for s in cited}
+    relevant = [s for s in result.sources if s.n not in shown and getattr(s, "on_topic", None) is not False]
+    others = len(result.sources) - len(cited) - len(relevant)
+    if cited:
+        print("Cited:")
+        for s in cited:
+            print(line(s))
+    if relevant:
+        print("Also relevant:" if cited else "Relevant:")
+        for s in relevant:
+            print(line(s))
+    if others:
+        print(
+            f"({others} other accepted source{'s' if others != 1 else ''} not shown: saturate show {thread}, or --json)"
+        )
 
 
 def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
-    """A single-source result: the answer, the numbered sources, notes and errors, why it stopped."""
+    """A single-source result: the answer, its sources (cited first, then the on-topic ones), notes and errors,
+    why it stopped."""
     if not print_answer(result, thread, as_json, quiet):
         return
-    for s in result.sources:
-        print(f"[{s.n}] {s.title} — {s.url}")
+    print_sources(result, thread)
     print_notes_and_errors(result)
     print(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
     print(f"thread: {thread}   (saturate show {thread})")

@@ -23,10 +23,10 @@ def cmd_research(args: argparse.Namespace) -> int:
         return run_multi_research(args, settings)
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import research
-    from saturate.graph.session import new_thread_id
+    from saturate.graph.session import check_task, new_thread_id
 
+    task = check_task(args.task, settings)  # bad input fails before anything is printed
     thread = args.thread or new_thread_id()
-    task = " ".join(args.task.split())
     live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
     if live is not None and live.style == "rich":
         print(f"thread {thread} · source {settings.source} · mode {settings.mode}", file=sys.stderr)
@@ -43,8 +43,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import verify
-    from saturate.graph.session import new_thread_id
+    from saturate.graph.session import check_task, new_thread_id
 
+    check_task(args.claim, settings)  # bad input fails before anything is printed
     thread = args.thread or new_thread_id()
     live = make_progress(args, args.claim)
     try:

@@ -84,7 +84,11 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
         "outcome": "answer" if merged else "no_results",
         "task": state["task"],
         "answer": answered.answer,
-        "debug": {"answer": answered.method, "notes": list(state.get("notes") or []) + notes + answered.notes},
+        "debug": {
+            "answer": answered.method,
+            "answered": answered.answered,
+            "notes": list(state.get("notes") or []) + notes + answered.notes,
+        },
     }
     sources = []
     by_url = {e["url"]: e for e in merged}

@@ -5,16 +5,16 @@ what the node does today, and the whole ``assess_novelty`` node.
 
 from __future__ import annotations
 
-import inspect
 import random
 from pathlib import Path
 
 import saturate.nodes.assess_novelty as an
 from saturate.graph.bench.perf.common import SEED, Figure, baseline, per_call_ms, runtime, wiki_records
+from saturate.nodes._salience import relative_relevance
 from saturate.sources.local import SNIPPET_CHARS
 from saturate.sources.wiki import CORPUS_NAME
 from saturate.state import Context, load_settings
-from saturate.state.text import clip, term_set
+from saturate.state.text import clip
 
 
 def wiki_results(n: int, rng: random.Random) -> list[dict]:
@@ -42,18 +42,11 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     # 10 results of a round: 8 new, 2 already accepted (repeats score 0 without term work)
     new = pool[500:508] + pool[:2]
     task = f"How are {new[0]['title']} and {new[1]['title']} related?"
-    task_terms = term_set(task)
-    params = inspect.signature(an.session_novelty).parameters
-    # follow the node as it is: newer versions also take the task's terms and the accepted results' task cover
-    uses_task = "task_terms" in params
-    uses_cover = "best_cover" in params and hasattr(an, "task_cover")
+    uses_cover = True  # the node also scores the task relevance of the round's results against the accepted
 
     def prepared(acc: dict) -> tuple[set, dict]:
         """What assess_novelty derives from the accepted results on every call today."""
-        extra: dict = {"task_terms": task_terms} if uses_task else {}
-        if uses_cover:
-            extra["best_cover"] = an.task_cover(acc, task_terms)
-        return an.accepted_vocabulary(acc), extra
+        return an.accepted_vocabulary(acc), {"relevance": relative_relevance(task, list(acc.values()), new)}
 
     def recomputed(acc: dict):
         vocab, extra = prepared(acc)
@@ -64,7 +57,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     cached, _ = per_call_ms(lambda: an.session_novelty(new, accepted.keys(), vocab, **extra), calls)
     recompute, _ = per_call_ms(lambda: recomputed(accepted), slow)
     vocab_only, _ = per_call_ms(lambda: an.accepted_vocabulary(accepted), slow)
-    cover_only = per_call_ms(lambda: an.task_cover(accepted, task_terms), slow)[0] if uses_cover else 0.0
+    cover_only = per_call_ms(lambda: relative_relevance(task, list(accepted.values()), new), slow)[0]
     state = {
         "task": task,
         "settings": load_settings({"seed": SEED}, env={}).model_dump(),
@@ -76,7 +69,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     node_ms, _ = per_call_ms(lambda: an.assess_novelty(state, rt), slow)
     small = dict(list(accepted.items())[:25])  # a default session accepts at most 5 rounds x 5 results
     small_recompute, _ = per_call_ms(lambda: recomputed(small), max(20, calls // 4))
-    also = " and task_cover(accepted, task terms)" if uses_cover else ""
+    also = " and relative_relevance(task, accepted, new)" if uses_cover else ""
     fig = Figure(
         key="heuristic_novelty_ms",
         value=cached,
@@ -105,7 +98,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
         },
     )
     split = (
-        f" (accepted_vocabulary {vocab_only:.2f} ms + task_cover {cover_only:.2f} ms)"
+        f" (accepted_vocabulary {vocab_only:.2f} ms + relative_relevance {cover_only:.2f} ms)"
         if uses_cover
         else f" ({vocab_only:.2f} ms)"
     )

@@ -1,0 +1,212 @@
+"""Answers that answer: short, cited, on topic — or an honest "the sources do not answer this".
+
+The extractive answer (no model) on real corpora (MuSiQue from ../shared/data, the embedded Wikipedia
+corpus), the printed source list (cited first, ``--quiet`` keeps them), and the same short-answer
+contract for a model's reply through the real ChatOllama client.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from saturate.graph import research, session_state
+from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.graph.cli import main
+from saturate.nodes._answer import DECIDE, answer_task, fit_reply
+from saturate.nodes._extract import ANSWER_MAX_CHARS, NOT_ANSWERED, cut_to_clauses
+from saturate.nodes._model import ModelUsage
+from saturate.nodes._question import question_of, stems
+
+from conftest import ROOT
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+NILE = "What is the longest river in Africa and which countries does it flow through?"
+PIZZA = "best pizza in Tulsa in 2024"
+
+
+def cited(answer: str) -> list[int]:
+    return [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
+
+
+def check_contract(result) -> None:
+    """Short, citing only retrieved sources, the cited ones marked, every source numbered by its place."""
+    assert len(result.answer) <= ANSWER_MAX_CHARS, result.answer
+    numbers = [s.n for s in result.sources]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert set(cited(result.answer)) <= set(numbers)
+    assert {s.n for s in result.sources if s.cited} == set(cited(result.answer))
+    assert all(s.relevance is not None and 0 <= s.relevance <= 1 for s in result.sources)
+    assert any(s.on_topic for s in result.sources)
+
+
+def search_results(source, task: str, k: int) -> list[dict]:
+    return [r.model_dump() for r in source.search(task, k)]
+
+
+def test_bubye_answers_victoria_falls(home, musique_corpus):
+    result = research(BUBYE, corpus=str(musique_corpus), seed=7, thread_id="bubye")
+    assert "Victoria Falls" in result.answer, result.answer
+    check_contract(result)
+    first = cited(result.answer)[0]
+    assert result.sources[first - 1].title == "Victoria Falls"  # the answer comes first
+    # every accepted source is kept in the result (and the checkpoint), cited or not
+    assert {s.url for s in result.sources} == set(session_state("bubye")["results"])
+    assert result.debug["answered"] is True and result.debug["cited"] == sorted(cited(result.answer))
+
+
+def test_the_longest_river_in_africa_is_the_nile(wiki_source):
+    """The Zambezi is "the fourth-longest river in Africa, the longest east-flowing river": neither is "the
+    longest river". Over the embedded corpus's own results for the task the answer names the Nile."""
+    results = search_results(wiki_source, NILE, 15)
+    assert any(r["title"] == "Nile" for r in results)
+    answered = answer_task(NILE, results, {}, None, ModelUsage("decide"))
+    assert answered.answer.startswith("Nile"), answered.answer
+    assert not answered.answer.startswith("The Zambezi")
+    assert len(answered.answer) <= ANSWER_MAX_CHARS
+
+
+def test_unanswerable_question_says_so(home):
+    result = research(PIZZA, seed=1, thread_id="pizza")
+    assert result.answer.startswith(NOT_ANSWERED), result.answer
+    assert not cited(result.answer) and not any(s.cited for s in result.sources)
+    assert result.debug["answered"] is False and result.sources  # the sources are kept all the same
+    assert len(result.answer) <= ANSWER_MAX_CHARS
+
+
+def test_answers_are_short_and_cite_only_retrieved_sources(musique_source, musique_tasks, wiki_source):
+    tasks = [(musique_source, t["question"]) for t in musique_tasks[:25]]
+    tasks += [(wiki_source, q) for q in (NILE, PIZZA, "Who painted the Mona Lisa?", "When did the Berlin Wall fall?")]
+    for source, task in tasks:
+        results = search_results(source, task, 20)
+        answered = answer_task(task, results, {}, None, ModelUsage("decide"))
+        text = answered.answer
+        assert 0 < len(text) <= ANSWER_MAX_CHARS, (task, text)
+        assert set(cited(text)) <= set(range(1, len(results) + 1)), (task, text)
+        assert text.startswith(NOT_ANSWERED) or cited(text), (task, text)
+        assert 1 <= len(re.findall(r"\[\d+\]", text)) <= 3 or text.startswith(NOT_ANSWERED)
+
+
+def test_enriched_page_text_is_read(musique_source):
+    """A fact only in the enriched page (beyond the snippet) can be the answer, cited with its source's number."""
+    results = search_results(musique_source, BUBYE, 10)
+    vf = next(i for i, r in enumerate(results) if r["title"] == "Victoria Falls")
+    results[vf] = {**results[vf], "snippet": "Victoria Falls."}
+    page = "Victoria Falls is a waterfall in southern Africa on the Zambezi River at the border of Zimbabwe."
+    answered = answer_task(BUBYE, results, {results[vf]["url"]: page}, None, ModelUsage("decide"))
+    assert "Victoria Falls" in answered.answer and f"[{vf + 1}]" in answered.answer
+
+
+def test_question_types_and_forms():
+    assert question_of("The state where Henry Worrall died has how many congressional districts?").kind == "number"
+    assert question_of("David Jones played another sport that was started when?").kind == "date"
+    q = question_of("What is the name of the waterfall in the country where the Bubye River is found?")
+    assert (q.kind, q.focus) == ("name", "waterfall")
+    assert question_of("Who was in charge of the country Ceelmakoile is located in?").kind == "person"
+    q = question_of("Which band formed earlier, Edward Sharpe and the Magnetic Zeros or Louis XIV?")
+    assert q.form == "choice" and q.options == ("Edward Sharpe and the Magnetic Zeros", "Louis XIV")
+    q = question_of("Are Ganzhou and Jimo District both located in China?")
+    assert q.form == "yesno" and q.options == ("Ganzhou", "Jimo District")
+
+
+def test_a_long_sentence_is_cut_to_its_clauses_never_inside_a_citation():
+    text = (
+        "The Bubye River, also known as Bubi River, is a tributary of the Limpopo River in Beitbridge District "
+        "and Gwanda District, Zimbabwe."
+    )
+    cut = cut_to_clauses(text, set(stems("Bubye River Zimbabwe")), 70)
+    assert len(cut) <= 70 and cut.startswith("The Bubye River") and "Zimbabwe" in cut and "…" in cut
+    reply = "Victoria Falls is the waterfall [2]. " + "It lies on the Zambezi between Zambia and Zimbabwe [1]. " * 8
+    short, was_cut = fit_reply(reply)
+    assert was_cut and len(short) <= ANSWER_MAX_CHARS and short.endswith("[1].")
+    assert short.count("[") == short.count("]")
+    one, was_cut = fit_reply("A very long sentence about the falls " * 20 + "[3].")
+    assert was_cut and len(one) <= ANSWER_MAX_CHARS and one.endswith("[3]") and "…" in one
+
+
+# --- the printed result ------------------------------------------------------------------------------------
+
+
+def test_cli_lists_cited_sources_first_and_quiet_keeps_them(home, musique_corpus, capsys):
+    args = ["research", BUBYE, "--corpus", str(musique_corpus), "--seed", "7"]
+    assert main([*args, "--thread", "full"]) == 0
+    out = capsys.readouterr().out
+    answer, rest = out.split("\n\n", 1)
+    numbers = cited(answer)
+    assert numbers and rest.startswith("Cited:\n")
+    listed = [int(n) for n in re.findall(r"^\[(\d+)\] ", rest, re.M)]
+    assert listed[: len(numbers)] == numbers  # the cited sources first, in the order the answer cites them
+    state = session_state("full")
+    result = state["result"]
+    assert [s["n"] for s in result["sources"]] == list(range(1, len(state["results"]) + 1))
+    relevant = {s["n"] for s in result["sources"] if s["on_topic"]}
+    assert set(listed[len(numbers) :]) == relevant - set(numbers)  # then only the on-topic ones ...
+    others = len(result["sources"]) - len(set(listed))
+    assert others > 0 and f"({others} other accepted sources not shown: saturate show full, or --json)" in rest
+
+    assert main([*args, "--thread", "quiet", "--quiet"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    by_n = {s["n"]: s for s in result["sources"]}
+    assert lines[0] == answer.strip()  # same settings, same session: the same answer
+    assert lines[1:] == [f"[{n}] {by_n[n]['title']} — {by_n[n]['url']}" for n in numbers]
+
+    assert main(["show", "full", "--json"]) == 0  # ... and every accepted source is kept
+    assert len(json.loads(capsys.readouterr().out)["result"]["sources"]) == len(state["results"])
+
+
+def test_cli_task_without_a_searchable_word_is_bad_input(home):
+    def run(*flags):
+        return subprocess.run(
+            [sys.executable, "-m", "saturate.graph.cli", "research", "the of a", *flags],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"SATURATE_HOME": str(home), "PATH": ""},
+        )
+
+    p = run("--quiet")
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("saturate: error: the task 'the of a' has no searchable")
+    p = run()  # the error is one line (after the session header, which the research command prints first)
+    errors = [line for line in p.stderr.splitlines() if not line.startswith("thread ")]
+    assert p.returncode == 2 and p.stdout == "" and len(errors) == 1 and "no searchable word" in errors[0]
+
+
+# --- the same contract with a model -------------------------------------------------------------------------
+
+PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
+
+
+def model_kw(server, **kw):
+    return {"model": "ollama:qwen-test", "ollama_host": server.url, "seed": 0, "mode": "fixed", "fixed_rounds": 2, **kw}
+
+
+def test_model_answer_too_long_is_cut_and_noted(home, musique_source):
+    long_reply = (
+        "The waterfall is Victoria Falls [2]. "
+        + "It lies on the Zambezi River at the border between Zambia and Zimbabwe, where the Bubye River flows [1]. "
+        * 5
+    )
+    script = OllamaScript(plan=[PLAN], compress=["- Bubye River is in Zimbabwe."], decide=[long_reply])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="long", source=musique_source, **model_kw(server))
+    assert result.debug["answer"] == "model"
+    assert len(result.answer) <= ANSWER_MAX_CHARS and result.answer.startswith("The waterfall is Victoria Falls [2].")
+    assert result.answer.endswith("[1].") and long_reply.startswith(result.answer)  # cut at a sentence boundary
+    assert any(f"model answer was {len(long_reply.strip())} characters: cut to" in n for n in result.debug["notes"])
+    assert {s.n for s in result.sources if s.cited} == set(cited(result.answer))
+    # the prompt asks for the short-answer contract
+    system = script.by_role("decide")[0]["messages"][0]["content"]
+    assert system == DECIDE.system and "at most 400 characters" in system and NOT_ANSWERED in system
+
+
+def test_model_saying_the_sources_do_not_answer_is_kept(home, musique_source):
+    reply = f"{NOT_ANSWERED} They are about rivers and waterfalls."
+    script = OllamaScript(plan=[PLAN], compress=["- x"], decide=[reply])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="none", source=musique_source, **model_kw(server))
+    assert result.answer == reply and result.debug["answer"] == "model" and result.debug["answered"] is False
+    assert not any(s.cited for s in result.sources)
