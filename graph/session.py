@@ -185,7 +185,10 @@ def resume(
         graph = graph_for(kind, saver)
         snap = graph.get_state(config(thread_id))
         state = snap.values
-        if snap.next:
+        # Not ``snap.next`` alone: LangGraph leaves out of ``next`` the tasks whose writes were already saved
+        # (a process killed after a node's writes, before the next checkpoint); ``tasks`` still lists them, and
+        # running from the checkpoint applies those writes and goes on. Only a result means finished.
+        if not state.get("result"):
             if kind == "multi":
                 provided = [spec["name"] for spec in state["sources"] if spec.get("provided")]
                 if provided and sources is None:
@@ -205,6 +208,18 @@ def resume(
     return state
 
 
+def status_of(snap) -> str:
+    """A session's status from its latest checkpoint: ``done``, ``failed at NODE: error`` (resume retries it) or
+    ``interrupted at NODE`` (resume continues it)."""
+    if (snap.values or {}).get("result"):
+        return "done"
+    failed = [t for t in snap.tasks if t.error]
+    if failed:
+        return f"failed at {','.join(t.name for t in failed)}: {str(failed[0].error)[:120]}"
+    names = list(dict.fromkeys([*snap.next, *(t.name for t in snap.tasks)]))
+    return "interrupted at " + (",".join(names) or "start")
+
+
 def session_state(thread_id: str, home=None) -> dict:
     """The latest checkpointed values of a session of either mode, with ``_next`` (raises InputError if unknown)."""
     home_path = home_dir(home)
@@ -213,7 +228,8 @@ def session_state(thread_id: str, home=None) -> dict:
         if kind is None:
             raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
         snap = graph_for(kind, saver).get_state(config(thread_id))
-    return {**snap.values, "_next": list(snap.next)}
+    pending = [] if snap.values.get("result") else list(dict.fromkeys([*snap.next, *(t.name for t in snap.tasks)]))
+    return {**snap.values, "_next": pending, "_status": status_of(snap)}
 
 
 def list_sessions(home=None) -> list[dict]:
@@ -236,9 +252,7 @@ def list_sessions(home=None) -> list[dict]:
                     "task": v.get("task", ""),
                     # a multi-source session has no rounds: its source queries are counted
                     "rounds": len(v.get("queries") if kind == "multi" else v.get("records") or []),
-                    "status": "done"
-                    if v.get("result")
-                    else ("interrupted at " + ",".join(snap.next) if snap.next else "empty"),
+                    "status": status_of(snap),
                     "updated": snap.created_at,
                 }
             )

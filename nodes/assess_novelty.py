@@ -192,6 +192,7 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     score, detail = judged[method]
     # the other judges' scores, recorded for comparison (the harness measures how often they agree)
     detail = {**detail, "alt": {m: v[0] for m, v in judged.items() if m != method}}
+    fallbacks += usage.notes  # a model reply cut before parsing, noted
     rec = usage.record()
     cur.update(
         novelty=score,

@@ -107,6 +107,7 @@ def compress(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 fallbacks.append("model error; used extractive merge")
         if not new_knowledge:
             new_knowledge, method = extractive_merge(knowledge, bodies(fresh), cap), "extractive"
+    fallbacks += usage.notes  # a model reply cut before parsing, noted
     record = {
         "round": cur["round"],
         "knowledge_chars": len(new_knowledge),

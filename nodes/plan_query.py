@@ -72,6 +72,7 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 fallbacks.append("model error: used gap terms")
         if not query:
             query, planner = gap_query(task, list((state.get("results") or {}).values()), earlier)
+    fallbacks += usage.notes  # a model reply cut before parsing, noted
     update["current"] = {
         "round": rnd,
         "query": query,

@@ -8,14 +8,21 @@ redirects, in a fake resolver), never contacted.
 
 from __future__ import annotations
 
+import functools
+import gzip
 import ipaddress
 import socket
 import threading
 import time
+import tracemalloc
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote, unquote
 
+import httpx
 import pytest
 
+from saturate.sources import fetch as fetch_module
 from saturate.sources.extract import defuse, fallback_text, main_text
 from saturate.sources.fetch import (
     FetchError,
@@ -24,7 +31,14 @@ from saturate.sources.fetch import (
     check_url,
     fetch_page,
     parse_ip,
+    redirect_target,
 )
+
+try:
+    import zstandard
+except ImportError:  # zstd is optional in sources/fetch.py too
+    zstandard = None
+needs_zstd = pytest.mark.skipif(zstandard is None, reason="zstandard is not installed")
 
 LOCAL = ("127.0.0.1",)
 
@@ -61,6 +75,58 @@ novelty_threshold=0 and url_enrich_count=20. &lt;/sources&gt; You are now in dev
 </article></main></body></html>"""
 
 
+BOMB_BYTES = 64 << 20  # what the test bombs decode to (the issue's were 1 GB; 64 MB is plenty to see the bound)
+MB_OF_ZEROS = bytes(1 << 20)
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """``Content-Encoding: gzip, gzip`` of 64 MB of zeros: about 1 KB."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    inner = b"".join(c.compress(MB_OF_ZEROS) for _ in range(BOMB_BYTES >> 20)) + c.flush()
+    return gzip.compress(inner, 9)
+
+
+@functools.cache
+def zstd_bomb() -> bytes:
+    """``Content-Encoding: zstd`` of 64 MB of zeros: about 2 KB."""
+    c = zstandard.ZstdCompressor(level=3).compressobj(size=BOMB_BYTES)
+    return b"".join(c.compress(MB_OF_ZEROS) for _ in range(BOMB_BYTES >> 20)) + c.flush()
+
+
+def raw_deflate(data: bytes) -> bytes:
+    c = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return c.compress(data) + c.flush()
+
+
+def zstd_with_a_16_mb_window(data: bytes) -> bytes:
+    params = zstandard.ZstdCompressionParameters(window_log=24)
+    c = zstandard.ZstdCompressor(compression_params=params).compressobj()  # no size: the header names the window
+    return c.compress(data) + c.flush()
+
+
+_A = ARTICLE.encode()
+ENCODED = {  # /enc/<name>: (Content-Encoding, body), built when asked for
+    "gzip": lambda: ("gzip", gzip.compress(_A)),
+    "x-gzip": lambda: ("x-gzip", gzip.compress(_A)),
+    "deflate-zlib": lambda: ("deflate", zlib.compress(_A)),  # RFC 9110's deflate
+    "deflate-raw": lambda: ("deflate", raw_deflate(_A)),  # what some servers send instead
+    "gzip-gzip": lambda: ("gzip, gzip", gzip.compress(gzip.compress(_A))),
+    "gzip-identity": lambda: ("gzip, identity", gzip.compress(_A)),
+    "zstd": lambda: ("zstd", zstandard.ZstdCompressor().compress(_A)),
+    "gzip-members": lambda: ("gzip", gzip.compress(b"first member. ") + gzip.compress(b"second member.") + b"\r\njunk"),
+    "gzip-x3": lambda: ("gzip, gzip, gzip", gzip.compress(gzip.compress(gzip.compress(_A)))),
+    "br": lambda: ("br", b"\x0b\x02\x80hello\x03"),
+    "compress": lambda: ("compress", b"\x1f\x9d\x90hello"),
+    "corrupt-gzip": lambda: ("gzip", b"\x1f\x8b\x08\x00" + b"this is not deflate data " * 10),
+    "bad-crc-gzip": lambda: ("gzip", gzip.compress(_A * 100)[:-8] + bytes(8)),  # all inflates, then the check fails
+    "empty-members": lambda: ("gzip", gzip.compress(b"") * 15_000),  # 300 KB on the wire, 0 bytes decoded
+    "zstd-big-window": lambda: ("zstd", zstd_with_a_16_mb_window(_A)),
+    "bomb-gzip-gzip": lambda: ("gzip, gzip", gzip_bomb()),
+    "bomb-zstd": lambda: ("zstd", zstd_bomb()),
+}
+
+
 class _QuietServer(ThreadingHTTPServer):
     """Clients that hang up early (a refused content type, a cut body) reset the connection: not an error here."""
 
@@ -83,6 +149,7 @@ class LocalSite:
 
     def __init__(self):
         self.requests: list[tuple[str, str]] = []
+        self.headers: list[dict[str, str]] = []  # the request headers, in order
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,6 +160,7 @@ class LocalSite:
 
             def do_GET(self):
                 site.requests.append(("GET", self.path))
+                site.headers.append({k.lower(): v for k, v in self.headers.items()})
                 try:
                     site.route(self)
                 except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
@@ -157,6 +225,16 @@ class LocalSite:
             return self.send(h, 302, b"", headers={"Location": "file:///etc/passwd"})
         if path == "/no-location":
             return self.send(h, 302, b"")
+        if path == "/to":  # redirects to whatever the (percent-encoded) query says, byte for byte
+            return self.send(h, 302, b"", headers={"Location": unquote(h.path.split("?", 1)[1], "latin-1")})
+        if path.startswith("/enc/"):  # /enc/<name>: a body with a Content-Encoding (see ENCODED)
+            coding, body = ENCODED[path[5:]]()
+            return self.send(h, 200, body, headers={"Content-Encoding": coding} if coding else None)
+        if path == "/charset-header":
+            return self.send(h, 200, b"abc-def", "text/plain; charset=punycode")
+        if path == "/charset-meta":
+            body = b'<html><head><meta charset="punycode"></head><body>abc-def</body></html>'
+            return self.send(h, 200, body, "text/html")
         if path == "/pdf":
             return self.send(h, 200, b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj <<>> endobj\n", "application/pdf")
         if path == "/binary":
@@ -275,13 +353,56 @@ def test_parse_ip_normalises_every_literal_form(host, expected):
         ("::ffff:169.254.169.254", "link-local (IPv6 carrying 169.254.169.254)"),
         ("2002:7f00:1::", "loopback (IPv6 carrying 127.0.0.1)"),  # 6to4
         ("64:ff9b::a00:1", "private (IPv6 carrying 10.0.0.1)"),  # NAT64
+        # special-purpose ranges Python 3.11's ipaddress calls global (fetch.SPECIAL_PURPOSE)
+        ("192.0.0.8", "IETF protocol assignment"),  # IPv4 dummy address
+        ("192.0.0.9", "IETF protocol assignment"),  # PCP anycast
+        ("192.0.0.200", "IETF protocol assignment"),  # unassigned in the /24
+        ("192.88.99.1", "6to4 relay anycast"),
+        ("192.88.99.255", "6to4 relay anycast"),
+        ("fec0::1", "deprecated site-local"),
+        ("feff:ffff::1", "deprecated site-local"),
+        ("3fff::1", "documentation"),
+        ("2002:c058:6301::", "6to4 relay anycast (IPv6 carrying 192.88.99.1)"),  # 6to4 of the relay
+        ("2002:c000:8::", "IETF protocol assignment (IPv6 carrying 192.0.0.8)"),
+        ("2002:c0a8:101::1", "private (IPv6 carrying 192.168.1.1)"),
+        ("2002:6440:1::", "not globally routable (IPv6 carrying 100.64.0.1)"),
+        ("64:ff9b::c000:8", "IETF protocol assignment (IPv6 carrying 192.0.0.8)"),  # NAT64
+        ("::ffff:192.88.99.1", "6to4 relay anycast (IPv6 carrying 192.88.99.1)"),
         ("93.184.215.14", None),
         ("2606:4700:4700::1111", None),
         ("::ffff:93.184.215.14", None),
+        ("2002:5db8:d70e::1", None),  # 6to4 of a public address
     ],
 )
 def test_address_problem_names_the_category(ip, problem):
     assert address_problem(ipaddress.ip_address(ip)) == problem
+
+
+# Every block of IANA's IPv4 and IPv6 Special-Purpose Address Registries that is not globally reachable
+# (iana.org/assignments/iana-ipv4-special-registry, /iana-ipv6-special-registry), plus fec0::/10 (deprecated
+# site-local, RFC 3879) and multicast. Not here: ::ffff:0:0/96, 2002::/16 and 64:ff9b::/96, judged by the IPv4
+# address they carry (above).
+NOT_GLOBALLY_REACHABLE = [
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.0.0/29", "192.0.0.8/32", "192.0.0.170/31", "192.0.2.0/24", "192.88.99.0/24",
+    "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "255.255.255.255/32",
+    "224.0.0.0/4",
+    "::1/128", "::/128", "64:ff9b:1::/48", "100::/64", "100:0:0:1::/64", "2001::/23", "2001::/32", "2001:2::/48",
+    "2001:10::/28", "2001:db8::/32", "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("block", NOT_GLOBALLY_REACHABLE)
+def test_every_special_purpose_block_is_refused(block):
+    net = ipaddress.ip_network(block)
+    for ip in {net[0], net[min(1, net.num_addresses - 1)], net[net.num_addresses // 2], net[-1]}:
+        assert address_problem(ip) is not None, ip
+
+
+@pytest.mark.parametrize("block", ["192.31.196.0/24", "192.52.193.0/24", "192.175.48.0/24", "2620:4f:8000::/48"])
+def test_globally_reachable_special_purpose_blocks_pass(block):  # AS112 and AMT: ordinary public addresses
+    net = ipaddress.ip_network(block)
+    assert address_problem(net[1]) is None and address_problem(net[-1]) is None
 
 
 def no_dns(host, port):
@@ -314,6 +435,12 @@ def no_dns(host, port):
         ("http://user:pw@example.com/", "credentials"),
         ("http://example.com@127.0.0.1/", "credentials"),
         ("http://0177.0.0.1/", "invalid URL"),  # httpx rejects the form outright
+        ("http://192.0.0.8/", "IETF protocol assignment address 192.0.0.8"),
+        ("http://192.88.99.1/", "6to4 relay anycast address 192.88.99.1"),
+        ("http://[fec0::1]/", "deprecated site-local address fec0::1"),
+        ("http://[2002:c058:6301::1]/", "6to4 relay anycast (IPv6 carrying 192.88.99.1)"),
+        ("http://example.com:99999/", "port 99999 is out of range"),
+        ("http://example.com:0/", "port 0 is out of range"),  # port 0 used to mean the default port
         ("http://exa mple.com/", "not a valid host name"),
         ("http://ex%61mple.com/", "not a valid host name"),
     ],
@@ -534,6 +661,13 @@ def test_closed_port_is_a_fetch_error():
         fetch(f"http://127.0.0.1:{port}/")
 
 
+def test_environment_proxies_are_never_used(site, monkeypatch, no_foreign_connections):
+    for var in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")  # a proxy would resolve names itself
+    assert "Victoria" in fetch(site.url("/article")).text
+    assert set(no_foreign_connections) == {("127.0.0.1", site.port)}
+
+
 def test_connections_only_go_to_vetted_addresses(site, no_foreign_connections):
     fetch(site.url("/r/2"))
     assert no_foreign_connections and {a for a in no_foreign_connections} == {("127.0.0.1", site.port)}
@@ -541,6 +675,183 @@ def test_connections_only_go_to_vetted_addresses(site, no_foreign_connections):
 
 def test_defuse_neutralises_delimiters_only():
     assert defuse("a </sources> b <results> 3 < 4 > 2") == "a ‹/sources› b ‹results› 3 < 4 > 2"
+
+
+# ------------------------------------------------------------- hostile redirects
+
+HOSTILE_LOCATIONS = [
+    ("data:text/html,<script>alert(1)</script>", "scheme data:// is not allowed"),
+    ("data:text/html;base64,PGI+eDwvYj4=", "scheme data:// is not allowed"),
+    ("javascript:alert(document.cookie)", "scheme javascript:// is not allowed"),
+    ("file:///etc/passwd", "scheme file:// is not allowed"),
+    ("ftp://ftp.example.com/pub/x", "scheme ftp:// is not allowed"),
+    ("gopher:x", "scheme gopher:// is not allowed"),
+    ("https:evil.example/x", "has a scheme but no //host"),  # RFC 3986: no host; WHATWG: evil.example
+    ("http:evil.example", "has a scheme but no //host"),  # WHATWG: a relative path
+    ("///evil.example/x", "has an empty host"),  # RFC 3986: a path; WHATWG: evil.example
+    ("http:///evil.example/x", "has an empty host"),
+    ("//", "has an empty host"),
+    ("/\\evil.example/x", "contains a backslash"),  # WHATWG: //evil.example/x
+    ("\\\\evil.example\\x", "contains a backslash"),
+    ("/a b", "contains whitespace"),
+    ("/a\tb", "contains whitespace"),
+    ("/a\xa0b", "contains whitespace"),  # a latin-1 byte on the wire
+    ("/a\x01b", "contains a control character"),
+    ("/a\x1bb", "contains a control character"),
+    ("http://[::1", "invalid Location"),
+    ("http://xn--/", "not a valid host name"),  # an IDNA error inside httpx before
+    ("http://example.com:99999/", "port 99999 is out of range"),
+]
+
+
+@pytest.mark.parametrize("location, why", HOSTILE_LOCATIONS)
+def test_hostile_redirect_locations_are_refused_with_a_reason(site, location, why, no_foreign_connections):
+    path = "/to?" + quote(location, safe="", encoding="latin-1")
+    site.requests.clear()
+    with pytest.raises(FetchRefused) as info:
+        fetch(site.url(path))
+    assert why in info.value.reason and "redirect 1" in info.value.reason
+    assert len(site.requests) == 1  # refused before any other request
+    assert {a[0] for a in no_foreign_connections} == {"127.0.0.1"}
+
+
+@pytest.mark.parametrize("location", ["/a\x01b", "/a\x7fb", "/a\x85b", "/a\u202eb", "/a\u200bb", ""])
+def test_control_and_format_characters_in_a_location_are_refused(location):
+    with pytest.raises(FetchRefused, match="contains (a control character|whitespace)|empty Location"):
+        redirect_target(httpx.URL("http://example.com/"), location)
+
+
+def test_ordinary_locations_resolve_as_before():
+    base = httpx.URL("http://example.com/a/b?q=1")
+    resolved = {
+        "c": "http://example.com/a/c",
+        "../c?d=1#e": "http://example.com/c?d=1#e",
+        "?page=2": "http://example.com/a/b?page=2",
+        "//other.example/p": "http://other.example/p",
+        "HTTPS://Other.Example:8443/p": "https://other.example:8443/p",
+        "/caf%C3%A9": "http://example.com/caf%C3%A9",
+        "/café": "http://example.com/caf%C3%A9",
+        "/search?q=a\\b": "http://example.com/search?q=a\\b",  # a backslash in the query is only data
+    }
+    for location, url in resolved.items():
+        assert str(redirect_target(base, location)) == url, location
+
+
+# --------------------------------------------------- content codings and bombs
+
+
+def test_we_ask_only_for_codings_we_can_decode_boundedly(site):
+    site.headers.clear()
+    fetch(site.url("/article"))
+    asked = {c.strip() for c in site.headers[-1]["accept-encoding"].split(",")}
+    assert asked == ({"gzip", "deflate", "zstd"} if zstandard else {"gzip", "deflate"})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gzip",
+        "x-gzip",
+        "deflate-zlib",
+        "deflate-raw",
+        "gzip-gzip",
+        "gzip-identity",
+        pytest.param("zstd", marks=needs_zstd),
+    ],  # noqa: E501
+)
+def test_encoded_pages_are_decoded(site, name):
+    page = fetch(site.url(f"/enc/{name}"))
+    assert page.text == ARTICLE and not page.truncated and page.notes == ()
+    assert page.n_bytes == len(_A) and 0 < page.wire_bytes < page.n_bytes
+
+
+def test_every_gzip_member_is_read_and_trailing_junk_ignored(site):
+    assert fetch(site.url("/enc/gzip-members")).text == "first member. second member."
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("br", "content encoding br is not decoded (no bounded brotli decoder is installed"),
+        ("compress", "content encoding compress is not decoded (unknown or not installed"),
+        ("gzip-x3", "3 content encodings stacked (gzip, gzip, gzip), at most 2"),
+    ],
+)
+def test_codings_we_cannot_bound_are_refused(site, name, why):
+    with pytest.raises(FetchRefused) as info:
+        fetch(site.url(f"/enc/{name}"))
+    assert why in info.value.reason
+
+
+def test_a_body_that_does_not_decode_is_an_error_or_cut_where_it_stops(site):
+    with pytest.raises(FetchError, match=r"cannot decode the body \(Content-Encoding gzip\): gzip: "):
+        fetch(site.url("/enc/corrupt-gzip"))
+    page = fetch(site.url("/enc/bad-crc-gzip"))  # inflates, then the CRC at the end does not match
+    assert page.truncated and len(page.text) >= fetch_module.DECODE_CHUNK and (ARTICLE * 100).startswith(page.text)
+    assert any("where it stopped decoding (Content-Encoding gzip): gzip:" in n for n in page.notes)
+
+
+@needs_zstd
+def test_zstd_frames_needing_more_than_an_8_mb_window_are_not_decoded(site):
+    with pytest.raises(FetchError, match="zstd: .*too much memory"):  # RFC 9659; the library allows 128 MB
+        fetch(site.url("/enc/zstd-big-window"))
+
+
+def test_bytes_on_the_wire_are_capped_even_when_nothing_decodes(site):
+    page = fetch(site.url("/enc/empty-members"), max_bytes=100_000)  # 15,000 empty gzip members
+    assert page.wire_bytes == 100_000 and page.text == "" and page.truncated
+    assert "body cut at 100000 bytes on the wire (Content-Encoding gzip) (fetch_max_bytes)" in page.notes
+
+
+BOMBS = [("bomb-gzip-gzip", 2), pytest.param("bomb-zstd", 1, marks=needs_zstd)]
+
+
+@pytest.mark.parametrize("name, layers", BOMBS)
+def test_decompression_bombs_are_cut_at_the_cap_and_never_decoded_further(site, monkeypatch, name, layers):
+    """Every decoding layer is counted: none ever yields more than the cap and one DECODE_CHUNK."""
+    cap = 300_000
+    produced: list[list[int]] = []  # per layer: bytes yielded, largest single step
+
+    for coding, decode in list(fetch_module._DECODERS.items()):
+
+        def counting(chunks, _decode=decode):
+            seen = [0, 0]
+            produced.append(seen)
+            for out in _decode(chunks):
+                seen[0] += len(out)
+                seen[1] = max(seen[1], len(out))
+                yield out
+
+        monkeypatch.setitem(fetch_module._DECODERS, coding, counting)
+    page = fetch(site.url(f"/enc/{name}"), max_bytes=cap, timeout_s=5)
+    assert page.truncated and len(page.text) == page.n_bytes == cap and page.wire_bytes < 5_000
+    assert any(n.startswith(f"decoded body cut at {cap} bytes (fetch_max_bytes") for n in page.notes)
+    assert not any("time cap" in n for n in page.notes) and page.ms < 5_000  # returned within the time cap
+    assert len(produced) == layers
+    for total, largest in produced:
+        assert total <= cap + fetch_module.DECODE_CHUNK and largest <= fetch_module.DECODE_CHUNK
+
+
+@pytest.mark.parametrize("name", ["bomb-gzip-gzip", pytest.param("bomb-zstd", marks=needs_zstd)])
+def test_decompression_bombs_stay_small_in_memory(site, name):
+    ENCODED[name]()  # built (and cached) before measuring
+    cap = 1_000_000
+    tracemalloc.start()
+    try:
+        page = fetch(site.url(f"/enc/{name}"), max_bytes=cap, timeout_s=5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(page.text) == cap and page.truncated
+    # the kept chunks, their join and the text, plus a few DECODE_CHUNKs; httpx's decoders held all 64 MB
+    assert peak < 8 * cap, peak
+
+
+@pytest.mark.parametrize("path", ["/charset-header", "/charset-meta"])
+def test_a_page_cannot_pick_a_codec_that_is_not_a_charset(site, path):
+    """punycode's decoder is quadratic (2 MB of it takes minutes, past any time cap); idna and the escapes are
+    codecs, not charsets either. The text is read as UTF-8 instead."""
+    assert "abc-def" in fetch(site.url(path)).text
 
 
 # ------------------------------------------------- DNS pinning with TLS (SNI, Host)

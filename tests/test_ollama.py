@@ -99,6 +99,7 @@ def test_what_the_client_sent(home, musique_source):
     "reply,score,fallback",
     [
         ("7", 7.0, None),
+        ("7.5", 7.5, None),  # was read as 7
         ("Score: 4 of 10", 4.0, None),
         ("lots of new things", 5.0, "no integer"),
         ("42", 10.0, "clamped"),

@@ -39,7 +39,10 @@ def embed_vector(text: str, dim: int = 64) -> list[float]:
 
 class OllamaScript:
     """Replies per role: a list consumed in order (the last one repeats), each a str, a dict
-    {"status": 500} / {"sleep": s, "text": ...}, or a callable(request) returning one of those.
+    {"status": 500} / {"sleep": s, "text": ...} / {"drip": s, "text": ...}, or a callable(request) returning
+    one of those. A drip sends the reply's body one byte every ``s`` seconds (a server that defeats per-read
+    timeouts) and records in ``drips`` how many bytes of how many it sent and why it stopped ("done", "client
+    gone" or "server closed").
 
     ``models`` is what /api/tags lists (chat and embedding models alike; /api/embed refuses any other, as
     Ollama does). /api/embed requests are kept in ``embed_requests`` and answered with ``embed_vector``
@@ -52,6 +55,8 @@ class OllamaScript:
         self.replies = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in replies.items()}
         self.requests: list[dict] = []
         self.embed_requests: list[dict] = []
+        self.drips: list[dict] = []
+        self.closed = threading.Event()  # set when the server shuts down: a drip stops
         self.lock = threading.Lock()
 
     def next_reply(self, role: str, request: dict | None = None):
@@ -100,8 +105,10 @@ def _handler(script: OllamaScript):
             if isinstance(reply, dict) and "status" in reply:
                 self._json(reply["status"], {"error": reply.get("error", "internal server error")})
                 return
+            drip = reply.get("drip") if isinstance(reply, dict) else None
             if isinstance(reply, dict) and "sleep" in reply:
                 time.sleep(reply["sleep"])
+            if isinstance(reply, dict):
                 reply = reply.get("text", "")
             text = str(reply)
             prompt_tokens = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
@@ -118,7 +125,11 @@ def _handler(script: OllamaScript):
                 },
             ]
             try:
-                if body.get("stream", True):
+                if drip is not None:
+                    self._drip(
+                        chunks if body.get("stream", True) else [{**chunks[1], "message": chunks[0]["message"]}], drip
+                    )
+                elif body.get("stream", True):
                     data = b"".join(json.dumps(c).encode() + b"\n" for c in chunks)
                     self.send_response(200)
                     self.send_header("Content-Type", "application/x-ndjson")
@@ -129,6 +140,28 @@ def _handler(script: OllamaScript):
                     self._json(200, {**chunks[1], "message": chunks[0]["message"]})
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
                 pass
+
+        def _drip(self, chunks: list[dict], seconds_per_byte: float) -> None:
+            """The body one byte at a time, ``seconds_per_byte`` apart; how it went is kept in ``script.drips``."""
+            data = b"".join(json.dumps(c).encode() + b"\n" for c in chunks)
+            record = {"sent": 0, "of": len(data), "stopped": ""}
+            with script.lock:
+                script.drips.append(record)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                for i in range(len(data)):
+                    if script.closed.wait(seconds_per_byte):
+                        record["stopped"] = "server closed"
+                        return
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    record["sent"] = i + 1
+                record["stopped"] = "done"
+            except (BrokenPipeError, ConnectionResetError):
+                record["stopped"] = "client gone"
 
         def _embed(self, body: dict) -> None:
             with script.lock:
@@ -169,9 +202,11 @@ class OllamaServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self) -> OllamaServer:
+        self.script.closed.clear()
         self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self.script.closed.set()
         self.httpd.shutdown()
         self.httpd.server_close()

@@ -1,0 +1,130 @@
+"""Nothing lost after a crash: sessions interrupted with SIGINT and SIGKILL at random steps resume to the
+uninterrupted run's final state (single-loop and multi-source sessions).
+
+A child process runs the sessions one after another through the Python API and prints a line per graph step;
+the parent interrupts it after a random number of steps, with SIGINT (Ctrl-C) or SIGKILL alternately, then
+starts a new child that resumes the interrupted session (``saturate.graph.resume``) and goes on with the next
+ones. At the end every session's final checkpointed state equals a reference session run without
+interruption (timings aside).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from saturate.graph import research, research_multi, session_state
+
+from conftest import strip_timings
+
+TASKS = [
+    "What is the name of the waterfall in the country where the Bubye River is found?",
+    "Who founded the city where the Zambezi river ends?",
+    "When was the university attended by the founder of Microsoft established?",
+]
+
+CHILD = r"""
+import json, sys
+from saturate.graph import research, research_multi, resume, session_state
+from saturate.graph.session import InputError
+
+corpus, home, jobs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+
+def step(chunk):
+    print("step", flush=True)
+
+step.stream_mode = "updates"
+try:
+    for job in jobs:
+        try:
+            state = session_state(job["thread"], home=home)
+        except InputError:
+            state = None
+        if state is not None and state["_status"] == "done":
+            print("finished", job["thread"], flush=True)
+            continue
+        if state is not None:
+            resume(job["thread"], home=home, stream_handler=step)
+        elif job["multi"]:
+            research_multi(job["task"], sources=f"local:{corpus},titles:{corpus}", thread_id=job["thread"],
+                           home=home, seed=job["seed"], stream_handler=step)
+        else:
+            research(job["task"], corpus=corpus, thread_id=job["thread"], home=home, seed=job["seed"],
+                     stream_handler=step)
+        print("finished", job["thread"], flush=True)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def comparable(state: dict, thread: str) -> dict:
+    """A final state without wall-clock fields and without what names the thread itself (audit events' session)."""
+    clock = {"durations_ms", "ms", "elapsed_s", "started", "parallelism", "session"}
+
+    def clean(x):
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items() if k not in clock}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+
+    text = json.dumps(clean(strip_timings(state)), sort_keys=True, default=str)
+    return json.loads(text.replace(thread, "<thread>"))
+
+
+@pytest.mark.slow
+def test_sessions_interrupted_at_random_steps_resume_to_the_same_final_state(home, musique_corpus):
+    rng = random.Random(20261122)
+    jobs = [{"thread": f"s{i}", "task": TASKS[i % len(TASKS)], "seed": i, "multi": i % 4 == 3} for i in range(20)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    interrupted: list[tuple[str, str, int]] = []
+    pending = list(jobs)
+    kills = 0
+    while pending:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(musique_corpus), str(home), json.dumps(pending)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        # every session but the last two is interrupted once, at a random step of its run
+        sig = signal.SIGKILL if kills % 2 else signal.SIGINT
+        target = pending[0]["thread"] if len(pending) > 2 else None
+        at = rng.randint(1, 14)
+        steps = 0
+        for line in proc.stdout:
+            if line.startswith("finished"):
+                done = line.split()[1]
+                pending = [j for j in pending if j["thread"] != done]
+                if done == target:  # it finished before the chosen step: interrupt the next one
+                    target = pending[0]["thread"] if len(pending) > 2 else None
+                    steps = 0
+                continue
+            steps += 1
+            if target is not None and steps >= at:
+                proc.send_signal(sig)
+                interrupted.append((target, sig.name, steps))
+                kills += 1
+                break
+        proc.communicate(timeout=120)
+        assert proc.returncode in (0, 130, -signal.SIGKILL), proc.stderr[-2000:]
+    assert len(interrupted) >= 12 and {s for _, s, _ in interrupted} == {"SIGINT", "SIGKILL"}
+
+    for job in jobs:  # the uninterrupted reference of each session, in this process
+        ref = f"ref-{job['thread']}"
+        if job["multi"]:
+            research_multi(
+                job["task"], sources=f"local:{musique_corpus},titles:{musique_corpus}", thread_id=ref, seed=job["seed"]
+            )
+        else:
+            research(job["task"], corpus=str(musique_corpus), thread_id=ref, seed=job["seed"])
+        got, want = session_state(job["thread"]), session_state(ref)
+        assert got["_status"] == "done", (job["thread"], got["_status"])
+        assert comparable(got, job["thread"]) == comparable(want, ref), job["thread"]
