@@ -29,6 +29,21 @@ from saturate.state.records import AgentResult
 from saturate.state.settings import Settings
 
 
+def _by_name(source: Any, chat_model: Any, overrides: dict[str, Any]) -> tuple[Any, Any]:
+    """A source or chat model given by name is resolved as the CLI does (``source="ddg"`` is the ``source``
+    setting, ``chat_model="ollama:qwen2.5:7b"`` the ``model`` setting); a source object must be a SearchSource."""
+    if isinstance(source, str):
+        overrides["source"], source = source, None
+    elif source is not None and not isinstance(source, SearchSource):
+        raise InputError(
+            f"source must be a search source (an object with name, search(query, k) and fetch(result)) or a "
+            f"source name such as 'local' or 'ddg' (got {type(source).__name__})"
+        )
+    if isinstance(chat_model, str):
+        overrides["model"], chat_model = chat_model, None
+    return source, chat_model
+
+
 def research(
     task: str,
     *,
@@ -37,7 +52,7 @@ def research(
     chat_model: Any = None,
     embeddings: Any = None,
     source: SearchSource | None = None,
-    settings: Settings | None = None,
+    settings: Settings | dict | None = None,
     stream_handler=None,
     _kind: str = "question",
     **overrides: Any,
@@ -51,6 +66,7 @@ def research(
     Embeddings, used when ``rerank`` / ``novelty_method`` ask for embeddings
     (without it they are built from ``embed_model``: see ``graph.embeddings``).
     """
+    source, chat_model = _by_name(source, chat_model, overrides)
     settings = session.resolve_settings(settings, overrides)
     task = session.check_task(task, settings)
     model, notes = resolve_chat_model(settings, chat_model)
@@ -80,7 +96,7 @@ def research_multi(
     home: str | os.PathLike | None = None,
     chat_model: Any = None,
     embeddings: Any = None,
-    settings: Settings | None = None,
+    settings: Settings | dict | None = None,
     stream_handler=None,
     **overrides: Any,
 ) -> MultiResult:
@@ -95,6 +111,13 @@ def research_multi(
     objects = sources if isinstance(sources, Mapping) else None
     if sources is not None and objects is None:
         overrides["sources"] = sources
+    for name, obj in (objects or {}).items():
+        if not isinstance(obj, SearchSource):
+            raise InputError(
+                f"source {name!r} must be a search source object (name, search, fetch); "
+                f"to name sources by kind pass a spec string such as 'local:a.jsonl,ddg'"
+            )
+    _, chat_model = _by_name(None, chat_model, overrides)
     settings = session.resolve_settings(settings, overrides)
     task = session.check_task(task, settings)
     if objects is not None and not objects:

@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Literal
 
+from saturate.state.errors import BadInput
+
 SHARED_ENV = "SATURATE_SHARED_DATA"
 HOME_ENV = "SATURATE_HOME"
 _CHECKOUT = Path(__file__).resolve().parents[1]  # the repository root for an editable install
@@ -39,11 +41,28 @@ def locate(what: Literal["home", "shared"], given: str | os.PathLike | None = No
     return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
-def home_dir(home: str | os.PathLike | None = None) -> Path:
-    """The data directory, created when missing."""
+class DataDirError(BadInput):
+    """The data directory cannot be used (it is a file, cannot be created, ...)."""
+
+
+def home_dir(home: str | os.PathLike | None = None, create: bool = True) -> Path:
+    """The data directory, created when missing (``create``; read-only commands only look)."""
     path = locate("home", home)
-    path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise DataDirError(
+            f"the data directory {path} is a file, not a folder: point SATURATE_HOME (or --home) at a folder"
+        )
+    if create and not path.is_dir():
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise DataDirError(f"cannot create the data directory {path}: {err.strerror or err}") from None
     return path
+
+
+def writable(path: Path) -> bool:
+    """Whether files can be created in the folder ``path``."""
+    return os.access(path, os.W_OK | os.X_OK)
 
 
 def shared_data(*parts: str) -> Path:

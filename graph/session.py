@@ -24,12 +24,12 @@ from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.models import resolve_chat_model
-from saturate.graph.paths import home_dir
+from saturate.graph.paths import home_dir, writable
 from saturate.sources import SqlitePageStore, make_source, open_sources
 from saturate.state.context import Context, SearchSource
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings, load_settings
-from saturate.state.text import terms
+from saturate.state.text import has_control_characters, printable, terms
 
 DURABILITY = "sync"
 RECURSION_LIMIT = 1000
@@ -50,6 +50,11 @@ def check_task(task: str, settings: Settings) -> str:
             f"the task {task[:60]!r} has no searchable word (only stopwords, punctuation or single letters): "
             'say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
         )
+    if has_control_characters(task):
+        raise InputError(
+            f"the task {printable(task[:60])!r} has control characters (terminal escapes, bidi overrides): "
+            "give it as plain text"
+        )
     if len(task) > settings.task_max_chars:
         raise InputError(
             f"the task is {len(task)} characters long; the limit is {settings.task_max_chars} "
@@ -58,11 +63,28 @@ def check_task(task: str, settings: Settings) -> str:
     return task
 
 
-def resolve_settings(settings: Settings | None, overrides: dict[str, Any]) -> Settings:
-    """A Settings object and/or keyword overrides (on top of SATURATE_* and the defaults)."""
+def resolve_settings(settings: Settings | Mapping | None, overrides: dict[str, Any]) -> Settings:
+    """A Settings object or a mapping of settings, and/or keyword overrides (on top of SATURATE_* and the
+    defaults). Anything else is bad input with a message saying what to pass."""
     if settings is None:
         return load_settings(overrides)
+    if isinstance(settings, Mapping):
+        return load_settings({**settings, **overrides})
+    if not isinstance(settings, Settings):
+        raise InputError(
+            f"settings must be a saturate Settings or a dict of settings (got {type(settings).__name__}); "
+            "or pass settings as keywords, e.g. research(task, max_rounds=3)"
+        )
     return settings.replace(**overrides) if overrides else settings
+
+
+def check_thread(thread_id: str) -> str:
+    """A thread id a user gave: not empty, at most 200 characters, no control characters."""
+    if not isinstance(thread_id, str) or not thread_id.strip():
+        raise InputError("the thread id is empty: give one (--thread NAME) or leave it out for a new one")
+    if len(thread_id) > 200 or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in thread_id):
+        raise InputError(f"the thread id {printable(thread_id[:60])!r} is too long or has control characters")
+    return thread_id
 
 
 def new_thread_id() -> str:
@@ -73,15 +95,73 @@ def config(thread_id: str) -> dict:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
 
+class SessionsDbError(BadInput):
+    """sessions.db is damaged, empty or not writable: named, never replaced (it holds the user's sessions)."""
+
+
+def _sessions_db_problem(path: Path, err: BaseException) -> SessionsDbError:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if "readonly" in text or "read-only" in text or isinstance(err, PermissionError):
+        return SessionsDbError(
+            f"{path} cannot be written ({text}): this command records the session there; make the data "
+            "directory writable or point SATURATE_HOME (or --home) elsewhere"
+        )
+    if "disk" in text and "full" in text:
+        return SessionsDbError(f"{path}: the disk is full ({text}); free some space, then `saturate resume THREAD`")
+    return SessionsDbError(
+        f"{path} is not a readable SQLite database ({text}): it holds your sessions, so it is left as it is; "
+        "restore it from a backup, or move it away to start a new one"
+    )
+
+
 @contextmanager
-def open_checkpointer(home: Path) -> Iterator[SqliteSaver]:
-    conn = sqlite3.connect(home / "sessions.db", check_same_thread=False, timeout=30)
+def open_checkpointer(home: Path, readonly: bool = False) -> Iterator[SqliteSaver | None]:
+    """The checkpointer on ``home/sessions.db``: WAL, durability ``sync`` (see ``run``).
+
+    ``readonly`` (show, runs, checkpoints): nothing is created or written; yields None when there is no
+    sessions.db yet; a read-only data directory is read as it is. A damaged or empty (0-byte) sessions.db
+    is a ``SessionsDbError`` naming the file and what to do — never replaced.
+    """
+    path = home / "sessions.db"
+    if path.exists() and path.stat().st_size == 0:
+        raise SessionsDbError(
+            f"{path} is empty (0 bytes): the sessions it held are gone; restore it from a backup, or move it "
+            "away to start a new one"
+        )
+    if readonly and not path.exists():
+        yield None
+        return
+    if not readonly and not writable(home):
+        raise SessionsDbError(
+            f"the data directory {home} is read-only: this command records the session there; make it writable "
+            "or point SATURATE_HOME (or --home) elsewhere (show, runs and checkpoints work on it as it is)"
+        )
+    try:
+        if readonly:
+            # immutable: a read-only folder has no room for the -shm file SQLite's WAL reader wants
+            flags = "mode=ro" + ("" if writable(home) else "&immutable=1")
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False, timeout=30)
+        else:
+            conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    except sqlite3.Error as err:
+        raise _sessions_db_problem(path, err) from None
     try:
         saver = SqliteSaver(conn)
-        saver.setup()
-        # WAL + synchronous=NORMAL: a killed process loses nothing committed (the WAL survives it);
-        # only a power cut may lose the last few steps. FULL fsyncs every one of ~10 commits a round.
-        conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a damaged header fails here
+            if readonly:
+                has = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'").fetchone()
+                if not has:
+                    yield None
+                    return
+                saver.is_setup = True  # read only: the tables are there; setup() would try to write
+            else:
+                saver.setup()
+                # WAL + synchronous=NORMAL: a killed process loses nothing committed (the WAL survives it);
+                # only a power cut may lose the last few steps. FULL fsyncs every one of ~10 commits a round.
+                conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as err:
+            raise _sessions_db_problem(path, err) from None
         yield saver
     finally:
         conn.close()
@@ -130,6 +210,33 @@ def make_context(
     )
 
 
+@contextmanager
+def session_context(
+    settings: Settings,
+    home: Path,
+    chat_model: Any = None,
+    source: SearchSource | None = None,
+    specs: list[dict] | None = None,
+    sources: Mapping[str, SearchSource] | None = None,
+    embeddings: Any = None,
+) -> Iterator[Context]:
+    """``make_context`` for one run; what it opened (page store, sources it built) is closed after it, so a
+    process running many sessions keeps no file handles (sources passed in are the caller's to close)."""
+    context = make_context(settings, home, chat_model, source, specs, sources, embeddings)
+    owned: list[Any] = [context.pages]
+    if source is None and specs is None:
+        owned.append(context.source)
+    if specs is not None and sources is None:
+        owned += list(context.sources.values())
+    try:
+        yield context
+    finally:
+        for thing in owned:
+            close = getattr(thing, "close", None)
+            if close is not None:
+                close()
+
+
 def run(graph, payload, thread_id: str, context: Context, stream_handler=None) -> dict:
     """Run to the end; ``stream_handler(chunk)`` sees every 'updates' chunk as it happens.
 
@@ -156,15 +263,15 @@ def start(
 ) -> tuple[str, dict]:
     """Run a new session from its initial state to the end; (thread id, final values)."""
     home_path = home_dir(home)
-    thread_id = thread_id or new_thread_id()
+    thread_id = check_thread(thread_id) if thread_id is not None else new_thread_id()
     settings = Settings.model_validate(initial["settings"])
     with open_checkpointer(home_path) as saver:
         if kind_of(saver, thread_id) is not None:
             raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
         graph = graph_for(initial.get("kind"), saver)
         specs = initial.get("sources") if initial.get("kind") == "multi" else None
-        context = make_context(settings, home_path, chat_model, source, specs, sources, embeddings)
-        return thread_id, run(graph, initial, thread_id, context, stream_handler)
+        with session_context(settings, home_path, chat_model, source, specs, sources, embeddings) as context:
+            return thread_id, run(graph, initial, thread_id, context, stream_handler)
 
 
 def resume(
@@ -181,7 +288,7 @@ def resume(
     with open_checkpointer(home_path) as saver:
         kind = kind_of(saver, thread_id)
         if kind is None:
-            raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+            raise unknown_thread(thread_id, home_path)
         graph = graph_for(kind, saver)
         snap = graph.get_state(config(thread_id))
         state = snap.values
@@ -197,12 +304,14 @@ def resume(
                         "pass them again: resume(thread, sources={name: source, ...})"
                     )
             settings = Settings.model_validate(state["settings"])
+            if isinstance(chat_model, str):  # a model by name, as the CLI names it
+                settings, chat_model = settings.replace(model=chat_model), None
             model, notes = resolve_chat_model(settings, chat_model)
             if notes:
                 graph.update_state(config(thread_id), {"notes": [f"on resume: {n}" for n in notes]})
             specs = state["sources"] if kind == "multi" else None
-            context = make_context(settings, home_path, model, source, specs, sources, embeddings)
-            state = run(graph, None, thread_id, context, stream_handler)
+            with session_context(settings, home_path, model, source, specs, sources, embeddings) as context:
+                state = run(graph, None, thread_id, context, stream_handler)
     if not state.get("result"):
         raise InputError(f"thread {thread_id!r} has no result and nothing left to run")
     return state
@@ -220,13 +329,17 @@ def status_of(snap) -> str:
     return "interrupted at " + (",".join(names) or "start")
 
 
+def unknown_thread(thread_id: str, home: Path) -> InputError:
+    return InputError(f"unknown thread {printable(thread_id)!r}: see `saturate runs` for the sessions in {home}")
+
+
 def session_state(thread_id: str, home=None) -> dict:
     """The latest checkpointed values of a session of either mode, with ``_next`` (raises InputError if unknown)."""
-    home_path = home_dir(home)
-    with open_checkpointer(home_path) as saver:
-        kind = kind_of(saver, thread_id)
+    home_path = home_dir(home, create=False)
+    with open_checkpointer(home_path, readonly=True) as saver:
+        kind = kind_of(saver, thread_id) if saver is not None else None
         if kind is None:
-            raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+            raise unknown_thread(thread_id, home_path)
         snap = graph_for(kind, saver).get_state(config(thread_id))
     pending = [] if snap.values.get("result") else list(dict.fromkeys([*snap.next, *(t.name for t in snap.tasks)]))
     return {**snap.values, "_next": pending, "_status": status_of(snap)}
@@ -234,8 +347,10 @@ def session_state(thread_id: str, home=None) -> dict:
 
 def list_sessions(home=None) -> list[dict]:
     """Sessions in the database, newest first: thread, task, rounds, status."""
-    home_path = home_dir(home)
-    with open_checkpointer(home_path) as saver:
+    home_path = home_dir(home, create=False)
+    with open_checkpointer(home_path, readonly=True) as saver:
+        if saver is None:
+            return []
         rows = saver.conn.execute(
             "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' "
             "GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"

@@ -116,9 +116,9 @@ def checkpoint_rows(snaps: list) -> list[dict]:
 
 def list_checkpoints(thread_id: str, home: str | os.PathLike | None = None) -> list[dict]:
     """The checkpoints of a session, oldest first (raises InputError for an unknown thread)."""
-    home_path = home_dir(home)
-    with open_checkpointer(home_path) as saver:
-        snaps = branch(build_graph(checkpointer=saver), thread_id)
+    home_path = home_dir(home, create=False)
+    with open_checkpointer(home_path, readonly=True) as saver:
+        snaps = branch(build_graph(checkpointer=saver), thread_id) if saver is not None else []
     if not snaps:
         raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
     return checkpoint_rows(snaps)
@@ -189,7 +189,9 @@ def fork(
         if round not in points:
             recs = snaps[-1].values.get("records") or []
             last = next((r for r in recs if r["round"] == round), None)
-            if last is not None:
+            if recs and snaps[0].parent_config is None and (snaps[0].metadata or {}).get("step", -1) > 0:
+                why = "its history was removed by `saturate prune --compact` (only its final state is kept)"
+            elif last is not None:
                 why = (
                     f"round {round} ended the session ({last.get('decision')}), so no round {round + 1} starts from it"
                 )

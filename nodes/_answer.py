@@ -38,7 +38,7 @@ from saturate.nodes._extract import (
 from saturate.nodes._model import ModelUsage, Prompt, error_text
 from saturate.nodes._salience import on_topic_floor, relevance_weights
 from saturate.state.records import SourceRef
-from saturate.state.text import clip
+from saturate.state.text import clip, scrub_urls
 
 DECIDE = Prompt(
     "decide",
@@ -173,6 +173,10 @@ def answer_task(task: str, results: list[dict], pages: dict[str, str], model, us
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
     if not answer:
         answer, _ = extractive_answer(task, results, pages)
+    # an answer points only at retrieved sources: a link from untrusted text (or a model obeying it) goes
+    answer, removed = scrub_urls(answer, {r["url"] for r in results})
+    if removed:
+        notes.append(f"answer carried {len(removed)} link(s) that are no retrieved source's: removed")
     cited = set(cited_numbers(answer))
     for ref in refs:
         ref.cited = ref.n in cited

@@ -30,6 +30,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
+from saturate.state.text import defuse
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)")
@@ -62,7 +63,12 @@ class Prompt:
         return self.system.split("{", 1)[0]
 
     def render(self, **fields: Any) -> tuple[str, str]:
-        """(system, user) with ``fields`` filled in (each template takes the fields it names)."""
+        """(system, user) with ``fields`` filled in (each template takes the fields it names).
+
+        Every text field is defused first (``state.text.defuse``): results, pages and corpus text are
+        untrusted, whatever their source, and cannot open or close the prompt's data delimiters.
+        """
+        fields = {k: defuse(v) if isinstance(v, str) else v for k, v in fields.items()}
         return self.system.format(**fields), self.user.format(**fields)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.nodes._model import error_text
+from saturate.nodes._notes import drain_notes
 
 MAX_FETCH = 50  # over-fetch bound when skipping results already in hand
 
@@ -33,6 +34,7 @@ class Answer:
     repeats: int = 0  # how many of ``top`` were in ``seen``
     errors: list[str] = field(default_factory=list)
     timed_out: bool = False
+    notes: list[str] = field(default_factory=list)  # what the source noted about its files (index rebuilt ...)
 
 
 def ask(
@@ -68,6 +70,7 @@ def ask(
         answer.errors.append(f"search {name} {query!r}: timeout ({exc})")
     except Exception as exc:  # failure is data: recorded, the session goes on
         answer.errors.append(f"search {name} {query!r}: {error_text(exc)}")
+    answer.notes = drain_notes(source, name)
     unique: dict[str, dict] = {}
     for r in raw:
         unique.setdefault(r["url"], r)

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import answer_task
 from saturate.nodes._model import ModelUsage, error_text
+from saturate.nodes._notes import drain_notes
 from saturate.nodes._stance import heuristic_stance, model_stance
 from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
 from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, decide_from_history, write_proof
@@ -105,9 +106,8 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
     history = [EvidenceHit.model_validate(h) for h in state.get("evidence") or []]
     full_text(history, state, runtime)  # the checkpoint keeps only a short text per hit
     history += new
-    verdict = decide_from_history(
-        claim, history, attempt, settings.verify_max_attempts, VerifyRules.from_settings(settings)
-    )
+    rules = VerifyRules.from_settings(settings)
+    verdict = decide_from_history(claim, history, attempt, settings.verify_max_attempts, rules)
     # full page texts stay out of the checkpoint: a hit keeps its excerpt and a snippet-sized text
     update: dict = {
         "evidence": [h.model_copy(update={"text": clip(h.text, CHECKPOINT_TEXT_CHARS)}).model_dump() for h in new],
@@ -118,7 +118,7 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
             **update,
             "attempt_start": state.get("round", 0),
             "result": None,
-            "notes": [f"attempt {attempt}: need more search — {verdict.reason}"] + notes,
+            "notes": [f"attempt {attempt}: need more search — {verdict.reason}"] + notes + usage.notes,
         }
     proof, method = write_proof(claim, verdict, history, runtime.context.chat_model, usage, notes)
     records = state.get("records") or []
@@ -137,6 +137,7 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "total_queries": len(state.get("queries") or []),
             "total_pages_visited": sum(1 for p in state.get("pages") or [] if p.get("status") == "stored"),
             "attempts": attempt,
+            "rules": rules.describe(),
             "support": verdict.support,
             "refute": verdict.refute,
             "evidence": len(history),
@@ -144,7 +145,7 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "proof": method,
             "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
             "errors": [e for r in records for e in r.get("errors", [])],
-            "notes": list(state.get("notes") or []) + notes,
+            "notes": list(state.get("notes") or []) + notes + usage.notes,
         },
     )
     return {**update, "result": result.model_dump()}
@@ -159,6 +160,10 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     pages = [p for p in state.get("pages") or [] if p.get("status") == "stored"]
     store = runtime.context.pages
     texts = {p["url"]: store.get(p["url"]) or "" for p in pages} if store is not None else {}
+    store_notes = drain_notes(store)
+    missing = [u for u, t in texts.items() if not t]
+    if missing:  # the page store lost them (moved aside after damage): their snippets stand in
+        store_notes.append(f"{len(missing)} stored page(s) not in the page store: their snippets were used")
     usage = ModelUsage("decide")
     answered = answer_task(task, accepted, texts, runtime.context.chat_model, usage)
     last = records[-1] if records else {}
@@ -183,7 +188,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 for k in ("in", "out")
             },
             "errors": errors,
-            "notes": list(state.get("notes") or []) + answered.notes,
+            "notes": list(state.get("notes") or []) + store_notes + answered.notes + usage.notes,
         },
     )
     return {"result": result.model_dump()}

@@ -24,6 +24,7 @@ import time
 from langgraph.runtime import Runtime
 
 from saturate.nodes._model import error_text
+from saturate.nodes._notes import drain_notes
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import SearchResult
@@ -72,9 +73,12 @@ def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 f"text cut to page_max_chars {settings.page_max_chars} (of {len(text)})"
             )
             text = text[: settings.page_max_chars]
-        stored = runtime.context.pages is not None
-        if stored:
-            runtime.context.pages.put(res["url"], text)
+        stored = False
+        if runtime.context.pages is not None:
+            try:
+                stored = runtime.context.pages.put(res["url"], text) is not False
+            except Exception as exc:  # a full disk or a locked file: the page is not kept, the session goes on
+                meta.setdefault("notes", []).append(f"not stored: {error_text(exc)}")
         fetched += 1
         log.append(
             {
@@ -85,7 +89,11 @@ def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 **meta,
             }
         )
-    return {"pages": log}
+    update: dict = {"pages": log}
+    notes = drain_notes(runtime.context.pages)
+    if notes:
+        update["notes"] = notes
+    return update
 
 
 def _fetch_meta(text: object, url: str) -> dict:

@@ -15,6 +15,7 @@ import time
 
 from langgraph.runtime import Runtime
 
+from saturate.nodes._guard import require_input
 from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, error_text, first_line
 from saturate.nodes._plan import model_plan
 from saturate.nodes._salience import gap_query
@@ -31,6 +32,7 @@ GAP_QUERY = Prompt(
 
 
 def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
+    require_input(state, runtime)
     t0 = time.perf_counter()
     task = state["task"]
     rnd = state.get("round", 0) + 1

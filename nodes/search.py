@@ -71,6 +71,7 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
         depth=settings.rerank_depth,
     )
     errors += first.errors
+    notes += first.notes
     repeats_top_k = first.repeats
     results = (first.unseen if settings.exclude_seen else first.top)[:k]
     chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
@@ -94,6 +95,7 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 depth=settings.rerank_depth,
             )
             errors += more.errors
+            notes += more.notes
             results += more.unseen
         chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
     cur.update(

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from saturate.sources.sqlite_file import connect
+from saturate.sources.sqlite_file import DerivedDb
 from saturate.state.context import SearchSource
 from saturate.state.records import SearchResult
 
@@ -26,47 +26,54 @@ def cache_key(source: str, query: str, k: int, params: dict | None = None) -> st
 
 
 class SearchCache:
-    """key -> (stored_at, results) in an SQLite file."""
+    """key -> (stored_at, results) in an SQLite file (derived data: a damaged file is moved aside, see DerivedDb)."""
+
+    SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS searches (key TEXT PRIMARY KEY, source TEXT NOT NULL, "
+        "query TEXT NOT NULL, stored_at REAL NOT NULL, results TEXT NOT NULL)"
+    )
 
     def __init__(self, path: Path | str):
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._db = connect(
-            self.path,
-            "CREATE TABLE IF NOT EXISTS searches (key TEXT PRIMARY KEY, source TEXT NOT NULL, "
-            "query TEXT NOT NULL, stored_at REAL NOT NULL, results TEXT NOT NULL)",
-            synchronous="NORMAL",
-        )
+        self._file = DerivedDb(path, self.SCHEMA, "searches", "search cache", synchronous="NORMAL")
+        self.path = self._file.path
+
+    @property
+    def disabled(self) -> bool:
+        """The file could not be repaired: searches go to the source and nothing is cached."""
+        return self._file.disabled
 
     def get(self, key: str, max_age_s: float, now: float) -> list[SearchResult] | None:
         """The results stored under ``key`` if stored within the last ``max_age_s`` seconds."""
-        with self._lock:
-            row = self._db.execute("SELECT stored_at, results FROM searches WHERE key = ?", (key,)).fetchone()
-        if row is None or not (0 <= now - row[0] < max_age_s):
+        rows = self._file.run("SELECT stored_at, results FROM searches WHERE key = ?", (key,))
+        if not rows or not (0 <= now - rows[0][0] < max_age_s):
             return None
-        return [SearchResult.model_validate(r) for r in json.loads(row[1])]
+        try:
+            return [SearchResult.model_validate(r) for r in json.loads(rows[0][1])]
+        except ValueError:  # an entry garbled on disk is a miss (asked again, then overwritten)
+            return None
 
     def put(self, key: str, source: str, query: str, results: list[SearchResult], now: float) -> None:
         blob = json.dumps([r.model_dump() for r in results], ensure_ascii=False)
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO searches (key, source, query, stored_at, results) VALUES (?, ?, ?, ?, ?)",
-                (key, source, query, now, blob),
-            )
+        self._file.run(
+            "INSERT OR REPLACE INTO searches (key, source, query, stored_at, results) VALUES (?, ?, ?, ?, ?)",
+            (key, source, query, now, blob),
+        )
 
-    def prune(self, older_than_s: float, now: float | None = None) -> int:
-        """Delete entries older than ``older_than_s``; returns how many."""
+    def prune(self, older_than_s: float, now: float | None = None, dry_run: bool = False) -> int:
+        """Delete entries older than ``older_than_s`` (or only count them); returns how many."""
         now = time.time() if now is None else now
-        with self._lock:
-            return self._db.execute("DELETE FROM searches WHERE stored_at < ?", (now - older_than_s,)).rowcount
+        return self._file.prune(now - older_than_s, dry_run)
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT count(*) FROM searches").fetchone()[0]
+        rows = self._file.run("SELECT count(*) FROM searches")
+        return rows[0][0] if rows else 0
+
+    def drain_notes(self) -> list[str]:
+        """The notes not yet reported, once each (a session records them as fallbacks)."""
+        return self._file.drain_notes()
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()
 
 
 class CachedSource:
@@ -95,7 +102,7 @@ class CachedSource:
         self._count_lock = threading.Lock()
 
     def search(self, query: str, k: int) -> list[SearchResult]:
-        if self.ttl_s <= 0:
+        if self.ttl_s <= 0 or self.cache.disabled:
             self._count(hit=False)
             return self.inner.search(query, k)
         key = cache_key(self.name, query, k, self.params)
@@ -110,6 +117,18 @@ class CachedSource:
 
     def fetch(self, result: SearchResult) -> str:
         return self.inner.fetch(result)
+
+    def drain_notes(self) -> list[str]:
+        """What happened to the cache and the inner source's files since the last call."""
+        inner = getattr(self.inner, "drain_notes", None)
+        return self.cache.drain_notes() + (inner() if inner is not None else [])
+
+    def close(self) -> None:
+        """Close the cache file and the inner source's (its index connection); both may be closed twice."""
+        self.cache.close()
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
 
     def query_key(self, query: str) -> str:
         """The inner source's query key (what it really searches), else the query itself."""

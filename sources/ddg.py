@@ -31,6 +31,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from saturate.sources.extract import defuse, main_text
 from saturate.sources.fetch import FetchedText, FetchError, fetch_page
@@ -187,8 +188,8 @@ class DuckDuckGoSource:
         seen: set[str] = set()
         for row in rows or []:
             href = (row or {}).get("href")
-            if not href or href in seen:
-                continue
+            if not isinstance(href, str) or href in seen or not _is_web_url(href):
+                continue  # a result without an http(s) link (javascript:, data:, a bare path) is no source
             seen.add(href)
             results.append(
                 SearchResult(
@@ -232,3 +233,14 @@ def _is_no_results(err: Exception) -> bool:
     except ImportError:  # a stand-in factory without ddgs installed
         return type(err).__name__ == "DDGSException" and str(err) == NO_RESULTS
     return type(err) is DDGSException and str(err) == NO_RESULTS
+
+
+def _is_web_url(href: str) -> bool:
+    """An absolute http(s) URL with a host, at most 2,000 characters, no whitespace or control characters."""
+    parts = urlsplit(href)
+    return (
+        parts.scheme.lower() in ("http", "https")
+        and bool(parts.hostname)
+        and len(href) <= 2000
+        and not any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in href)
+    )

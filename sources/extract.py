@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 import re
 
+from saturate.state.text import defuse  # noqa: F401  (re-exported: the fetch layer's callers use it)
+
 BOILERPLATE_TAGS = (
     "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed",
     "nav", "header", "footer", "aside", "form", "button", "select", "menu", "dialog",
@@ -25,16 +27,10 @@ BOILERPLATE_TAGS = (
 BLOCK_TAGS = ("p", "div", "section", "article", "main", "li", "h1", "h2", "h3", "h4", "h5", "h6",
               "blockquote", "pre", "tr", "td", "th", "dd", "dt", "br", "table", "ul", "ol")  # fmt: skip
 
-_TAG_LIKE = re.compile(r"<(\s*/?\s*[A-Za-z!?][^<>\n]{0,80})>")
 _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
 _BLANKS = re.compile(r"\n{3,}")
 
 logging.getLogger("trafilatura").setLevel(logging.ERROR)
-
-
-def defuse(text: str) -> str:
-    """Tag-like sequences (``<x>``, ``</sources>``) lose their angle brackets: ‹x›."""
-    return _TAG_LIKE.sub(lambda m: f"‹{m.group(1)}›", text)
 
 
 def normalize(text: str) -> str:

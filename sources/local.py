@@ -8,9 +8,11 @@ into place with ``os.replace``: a crash mid-build never leaves a half index.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import threading
@@ -50,18 +52,26 @@ class LocalCorpus:
         self.index_path = index_path
         self.built = built  # True when this open (re)built the index
         self.count = _check_index(db, index_path or ":memory:")
+        self.notes: list[str] = []  # what happened to the index (rebuilt after damage ...), for the session's notes
+        self._rebuild = None  # set by open_keyed: rebuilds the index file from the corpus
 
     # --- constructors ---------------------------------------------------------
 
     @classmethod
     def open(cls, corpus_path: Path | str, index_dir: Path | str) -> LocalCorpus:
         """Index ``corpus_path`` (JSONL or folder) into ``index_dir`` once; reuse it while unchanged."""
-        path = Path(corpus_path).expanduser().resolve()
-        if not path.exists():
-            raise CorpusError(f"corpus not found: {path}")
-        name = path.stem if path.is_file() else path.name
+        if not str(corpus_path).strip():
+            raise CorpusError("the corpus path is empty: name a JSONL file or a folder (or leave it unset)")
+        try:
+            path = Path(corpus_path).expanduser().resolve()
+            if not path.exists():
+                raise CorpusError(f"corpus not found: {path}")
+            name = path.stem if path.is_file() else path.name
+            key = corpus_fingerprint(path)
+        except OSError as err:  # a name too long, a permission denied on a parent ...
+            raise CorpusError(f"cannot open corpus {str(corpus_path)[:200]!r}: {err.strerror or err}") from None
         loader = (lambda: read_folder(path)) if path.is_dir() else (lambda: read_jsonl(path))
-        return cls.open_keyed(loader, name, index_dir, slot=str(path), key=corpus_fingerprint(path), where=str(path))
+        return cls.open_keyed(loader, name, index_dir, slot=str(path), key=key, where=str(path))
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping], name: str, index_dir: Path | str | None = None) -> LocalCorpus:
@@ -95,20 +105,34 @@ class LocalCorpus:
         the same slot are removed after a rebuild.
         """
         index_dir = Path(index_dir).expanduser()
-        index_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            index_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise CorpusError(f"cannot create the index folder {index_dir}: {err.strerror or err}") from None
         stem = f"{_safe_name(name)}-{_digest(slot)[:8]}"
         index_path = index_dir / f"{stem}-{_digest(f'{INDEX_VERSION}|{key}')[:16]}.sqlite"
+        _remove_stale_builds(index_dir)
+        where = where or name
+
+        def build(reason: str | None = None) -> LocalCorpus:
+            _build_file(index_path, _records(load(), name, where), where)
+            for old in index_dir.glob(f"{stem}-*.sqlite"):
+                if old != index_path:
+                    old.unlink(missing_ok=True)
+            corpus = cls(_connect_ro(index_path), name, index_path, built=True)
+            if reason:
+                corpus.notes.append(f"index {index_path.name} was unreadable ({reason}): rebuilt from {where}")
+            return corpus
+
         if index_path.exists():
             try:
-                return cls(_connect_ro(index_path), name, index_path)
-            except CorpusError:
-                pass  # unreadable or foreign file: rebuild it below
-        where = where or name
-        _build_file(index_path, _records(load(), name, where), where)
-        for old in index_dir.glob(f"{stem}-*.sqlite"):
-            if old != index_path:
-                old.unlink(missing_ok=True)
-        return cls(_connect_ro(index_path), name, index_path, built=True)
+                corpus = cls(_connect_ro(index_path), name, index_path)
+            except CorpusError as err:  # unreadable or foreign file: derived data, rebuilt (noted)
+                corpus = build(str(err))
+        else:
+            corpus = build()
+        corpus._rebuild = build
+        return corpus
 
     # --- SearchSource -----------------------------------------------------------
 
@@ -125,14 +149,18 @@ class LocalCorpus:
         expr = self.match(query)
         if not expr or k <= 0:
             return []
-        with self._lock:
-            rows = self._db.execute(
-                # rank is configured as bm25(fts, 2.0, 1.0) at build; ORDER BY rank lets FTS5
-                # sort internally (about twice as fast as ORDER BY bm25(...) with a join)
-                "SELECT d.id, d.url, d.title, substr(d.text, 1, ?), length(d.text), fts.rank "
-                "FROM fts JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? ORDER BY fts.rank LIMIT ?",
-                (SNIPPET_CHARS * 4, expr, k),
-            ).fetchall()
+        try:
+            rows = self._query(expr, k)
+        except sqlite3.DatabaseError as err:
+            if self._rebuild is None:
+                raise
+            # a damaged index is derived data: rebuilt once from the corpus (noted), then asked again
+            fresh = self._rebuild(f"{type(err).__name__}: {err}")
+            with self._lock:
+                self._db.close()
+                self._db, self._rebuild = fresh._db, None
+                self.notes += fresh.notes
+            rows = self._query(expr, k)
         results = []
         for doc_id, url, title, head, length, bm25 in rows:
             snippet = clip(head, SNIPPET_CHARS)
@@ -142,6 +170,16 @@ class LocalCorpus:
                 SearchResult(id=doc_id, url=url, title=title, snippet=snippet, source=self.name, score=-bm25)
             )
         return results
+
+    def _query(self, expr: str, k: int) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(
+                # rank is configured as bm25(fts, 2.0, 1.0) at build; ORDER BY rank lets FTS5
+                # sort internally (about twice as fast as ORDER BY bm25(...) with a join)
+                "SELECT d.id, d.url, d.title, substr(d.text, 1, ?), length(d.text), fts.rank "
+                "FROM fts JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? ORDER BY fts.rank LIMIT ?",
+                (SNIPPET_CHARS * 4, expr, k),
+            ).fetchall()
 
     def fetch(self, result: SearchResult) -> str:
         """Title + blank line + text of the document with ``result.id``; KeyError if unknown."""
@@ -154,6 +192,12 @@ class LocalCorpus:
     def _text(self, doc_id: str) -> str:
         with self._lock:
             return self._db.execute("SELECT text FROM docs WHERE id = ?", (doc_id,)).fetchone()[0]
+
+    def drain_notes(self) -> list[str]:
+        """The notes not yet reported, once each (a session records them as fallbacks)."""
+        with self._lock:
+            notes, self.notes = self.notes, []
+        return notes
 
     def close(self) -> None:
         with self._lock:
@@ -254,6 +298,8 @@ def _records(records: Iterable[Mapping], name: str, where: str) -> Iterator[Reco
             raise CorpusError(f"{at}: title and text must be strings")
         if url is not None and not isinstance(url, str):
             raise CorpusError(f"{at}: url must be a string (got {url!r})")
+        if url and not re.match(r"https?://[^\s/?#]+", url, re.IGNORECASE):  # javascript:, data:, file: ... no
+            raise CorpusError(f"{at}: url must be an http(s) link (got {url[:80]!r})")
         doc_id = str(doc_id)
         if doc_id in seen:
             raise CorpusError(f"{at}: duplicate id {doc_id!r}")
@@ -287,10 +333,28 @@ def _build(db: sqlite3.Connection, rows: Iterable[Record], where: str) -> int:
     return count
 
 
+def _remove_stale_builds(index_dir: Path) -> None:
+    """Remove ``*.building`` files of builds that died (a killed process leaves its temp file behind).
+
+    A running build holds an exclusive lock on its file (``fcntl.flock``, released by the OS when the
+    process dies), so a file whose lock can be taken is stale; another process's running build is kept.
+    """
+    for tmp in index_dir.glob("*.building"):
+        try:
+            with open(tmp, "rb") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                tmp.unlink(missing_ok=True)
+        except OSError:  # locked by a running build (or already gone): leave it
+            continue
+
+
 def _build_file(index_path: Path, rows: Iterable[Record], where: str) -> None:
-    """Build into a temp file beside ``index_path``, then move it into place atomically."""
+    """Build into a temp file beside ``index_path``, then move it into place atomically.
+
+    The temp file is locked while the build runs (see ``_remove_stale_builds``)."""
     fd, tmp = tempfile.mkstemp(dir=index_path.parent, prefix=index_path.stem + ".", suffix=".building")
-    os.close(fd)
+    lock = os.fdopen(fd, "rb")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         db = sqlite3.connect(tmp)
         try:
@@ -303,6 +367,7 @@ def _build_file(index_path: Path, rows: Iterable[Record], where: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        lock.close()
 
 
 def _connect_ro(index_path: Path) -> sqlite3.Connection:

@@ -1,9 +1,17 @@
 """ReplaySource: a search source answering with a claim's recorded search hits.
 
-``../shared/data/factcheck/claims.jsonl`` keeps, per claim, the five passages a
-web search returned (URL, passage, annotated stance). Replaying them lets the
-whole ``verify`` graph run offline on real evidence: every query gets the
-recorded hits in rank order, and ``fetch`` returns a hit's full passage.
+``../shared/data/factcheck/claims.jsonl`` keeps, per claim, the passages a web
+search returned (URL, passage, annotated stance). Replaying them lets the whole
+``verify`` graph run offline on real evidence: every query gets the recorded
+hits in rank order, and ``fetch`` returns a hit's passage.
+
+**Every recorded passage is its own hit.** A page often gave several passages
+(with different annotated stances); keyed by URL alone, all but one would be
+lost. A hit keeps its real URL; only a URL seen earlier in the same claim's
+hits gets a ``#passage-<n>`` fragment (n = the hit's 1-based rank among the
+recorded hits; an existing fragment is replaced), so every hit has its own key
+while every link still opens the page. ``replayed_urls`` lists the URL each
+recorded hit replays under, in order.
 """
 
 from __future__ import annotations
@@ -15,7 +23,25 @@ from urllib.parse import urlsplit
 from saturate.state.records import SearchResult
 from saturate.state.text import clip
 
-SNIPPET_CHARS = 500
+# A recorded passage is what the search engine returned for the hit (the annotators judged it whole; at most
+# ~1,030 characters in the public file): a result's snippet is the passage up to this length.
+SNIPPET_CHARS = 2000
+
+
+def replay_urls(urls: list[str]) -> list[str]:
+    """The URL each recorded hit replays under: the recorded one, or, when it repeats, ``#passage-<n>``."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for n, url in enumerate(urls, 1):
+        if url in seen:
+            base = url.split("#", 1)[0]
+            url, extra = f"{base}#passage-{n}", 1
+            while url in seen or url in urls:  # a recorded URL may itself end in #passage-<n>
+                extra += 1
+                url = f"{base}#passage-{n}-{extra}"
+        seen.add(url)
+        out.append(url)
+    return out
 
 
 class ReplaySource:
@@ -23,7 +49,9 @@ class ReplaySource:
 
     def __init__(self, hits: list[dict], name: str = "replay"):
         self.name = name
-        self.hits = [h for h in hits if h.get("url")]
+        recorded = [h for h in hits if h.get("url")]
+        self.replayed_urls = replay_urls([h["url"] for h in recorded])
+        self.hits = [{**h, "url": url, "recorded_url": h["url"]} for h, url in zip(recorded, self.replayed_urls)]
         self._text = {h["url"]: h.get("passage") or h.get("text") or "" for h in self.hits}
         self.stances = {h["url"]: h.get("stance") for h in self.hits}
         self.calls = 0
@@ -48,6 +76,10 @@ class ReplaySource:
         if result.url not in self._text:
             raise KeyError(f"{result.url} is not among the recorded hits")
         return self._text[result.url]
+
+    def passage(self, url: str) -> str:
+        """The recorded passage of a replayed hit ("" for an unknown URL)."""
+        return self._text.get(url, "")
 
     def stance_oracle(self, url: str) -> str | None:
         """The annotated stance of a recorded hit (for evaluating the rule with gold stances)."""

@@ -1,8 +1,17 @@
-"""The SQLite file setup the search cache and the page store share."""
+"""The SQLite file setup the search cache and the page store share.
+
+Both files are derived data (search answers, fetched pages: asked again when
+missing), so a damaged one never fails a session: ``DerivedDb`` moves it aside
+(``NAME.damaged-TIMESTAMP``, nothing deleted), starts an empty one and notes
+it; if even that fails it bypasses the file (noted) and every read is a miss.
+"""
 
 from __future__ import annotations
 
+import errno
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 BUSY_TIMEOUT_MS = 5000
@@ -15,9 +24,111 @@ def connect(path: Path, schema: str, synchronous: str | None = None) -> sqlite3.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    db.execute("PRAGMA journal_mode = WAL")
-    if synchronous:
-        db.execute(f"PRAGMA synchronous = {synchronous}")
-    db.execute(schema)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA journal_mode = WAL")
+        if synchronous:
+            db.execute(f"PRAGMA synchronous = {synchronous}")
+        db.execute(schema)
+    except BaseException:
+        db.close()
+        raise
     return db
+
+
+def is_busy(err: BaseException) -> bool:
+    """A lock held by another process past the busy timeout, or a full or failing disk: not damage of the file,
+    so never moved aside; raised (a full disk stops the session at its last checkpoint, see the CLI)."""
+    text = str(err).lower()
+    if isinstance(err, OSError):
+        return err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+    return isinstance(err, sqlite3.OperationalError) and any(
+        word in text for word in ("locked", "busy", "full", "disk i/o")
+    )
+
+
+class DerivedDb:
+    """One SQLite file of derived data behind a lock: statements through ``run``; damage is repaired, not raised.
+
+    ``what`` names the file in notes ("search cache", "page store"); ``table`` is
+    the table read once at open so a garbage file fails there, not mid-session.
+    """
+
+    def __init__(self, path: Path | str, schema: str, table: str, what: str, synchronous: str | None = None):
+        self.path = Path(path)
+        self.schema, self.table, self.what, self.synchronous = schema, table, what, synchronous
+        self._lock = threading.Lock()
+        self.notes: list[str] = []  # what happened to the file, reported once each (drain_notes)
+        self.disabled = False  # the file could not be repaired: reads miss, writes are dropped
+        try:
+            self._db: sqlite3.Connection | None = self._open()
+        except (sqlite3.DatabaseError, OSError) as err:
+            if is_busy(err):
+                raise
+            self._db = self._repair(err)
+
+    def _open(self) -> sqlite3.Connection:
+        db = connect(self.path, self.schema, synchronous=self.synchronous)
+        try:
+            db.execute(f"SELECT count(*) FROM {self.table}").fetchone()  # a damaged page fails here
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _repair(self, err: BaseException) -> sqlite3.Connection | None:
+        reason = f"{type(err).__name__}: {err}"
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            if self.path.exists():
+                self.path.replace(aside)
+            for suffix in ("-wal", "-shm", "-journal"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            db = self._open()
+            moved = f" (kept as {aside.name})" if aside.exists() else ""
+            self.notes.append(f"{self.what} {self.path} was unreadable ({reason}): started empty{moved}")
+            return db
+        except (sqlite3.Error, OSError) as again:
+            self.disabled = True
+            self.notes.append(f"{self.what} {self.path} is unusable ({reason}; {again}): not used this session")
+            return None
+
+    def run(self, sql: str, args: tuple = ()) -> list[tuple] | int | None:
+        """One statement: its rows (SELECT) or its rowcount; None when the file is bypassed.
+
+        A damaged file is repaired once and the statement asked again; a lock or a full disk is raised.
+        """
+        with self._lock:
+            if self.disabled or self._db is None:
+                return None
+            try:
+                return self._execute(sql, args)
+            except sqlite3.DatabaseError as err:
+                if is_busy(err):
+                    raise
+                self._db.close()
+                self._db = self._repair(err)
+                return None if self._db is None else self._execute(sql, args)
+
+    def _execute(self, sql: str, args: tuple) -> list[tuple] | int:
+        cur = self._db.execute(sql, args)
+        return cur.fetchall() if cur.description is not None else cur.rowcount
+
+    def prune(self, before: float, dry_run: bool = False) -> int:
+        """Rows of ``table`` stored before ``before`` (epoch seconds): deleted, or only counted (``dry_run``)."""
+        if dry_run:
+            rows = self.run(f"SELECT count(*) FROM {self.table} WHERE stored_at < ?", (before,))
+            return rows[0][0] if rows else 0
+        return self.run(f"DELETE FROM {self.table} WHERE stored_at < ?", (before,)) or 0
+
+    def drain_notes(self) -> list[str]:
+        with self._lock:
+            notes, self.notes = self.notes, []
+        return notes
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self.disabled = True

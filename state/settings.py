@@ -12,9 +12,10 @@ import ipaddress
 import json
 import os
 import re
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from saturate.state.errors import BadInput
 from saturate.state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
@@ -27,7 +28,8 @@ class SettingsError(BadInput):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # allow_inf_nan=False: inf and nan are no thresholds, margins or timeouts (every float setting is finite)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
     # --- the loop -----------------------------------------------------------
     mode: Literal["saturate", "fixed"] = Field(
@@ -62,6 +64,7 @@ class Settings(BaseModel):
     seed: int | None = Field(
         None,
         ge=0,
+        le=2**63 - 1,
         description="Seed of the epsilon draw. Unset: one is drawn at session start and recorded, "
         "so resume and replay still make the same decisions.",
     )
@@ -71,6 +74,8 @@ class Settings(BaseModel):
     )
     corpus: str | None = Field(
         None,
+        min_length=1,
+        max_length=4096,
         description="Local corpus: a JSONL file of {id,title,text[,url]} or a folder of .md/.txt files. "
         "Unset: the embedded Wikipedia vital-articles summaries.",
     )
@@ -101,10 +106,13 @@ class Settings(BaseModel):
         "Unset: all-MiniLM-L6-v2 (int8 ONNX) as shipped offline by the saturate[embed] extra.",
     )
     search_quality_floor: int = Field(
-        1800, ge=0, description="Round 1 results under this many characters trigger one retry with a simplified query."
+        1800,
+        ge=0,
+        le=1_000_000,
+        description="Round 1 results under this many characters trigger one retry with a simplified query.",
     )
     cache_ttl_s: int = Field(
-        86400, ge=0, description="Seconds a cached search result is reused (0 disables the cache)."
+        86400, ge=0, le=315_360_000, description="Seconds a cached search result is reused (0 disables the cache)."
     )
     ddg_region: str = Field("wt-wt", min_length=1, description="DuckDuckGo region, e.g. `us-en`, `wt-wt` (no region).")
     ddg_safesearch: Literal["on", "moderate", "off"] = Field("moderate", description="DuckDuckGo safe search.")
@@ -135,7 +143,9 @@ class Settings(BaseModel):
         le=1,
         description="Only results whose snippet overlaps the knowledge state by at most this are enriched.",
     )
-    page_max_chars: int = Field(20_000, ge=500, description="Per-page budget of full text kept by enrichment.")
+    page_max_chars: int = Field(
+        20_000, ge=500, le=10_000_000, description="Per-page budget of full text kept by enrichment."
+    )
     fetch_timeout_s: float = Field(
         10.0,
         gt=0,
@@ -214,14 +224,27 @@ class Settings(BaseModel):
         "the model and say so in the result). Errors mid-session are always recorded and fall back to heuristics.",
     )
     # --- claim verification (saturate verify) --------------------------------
-    verify_threshold: float = Field(
-        1.6, gt=0, description="Support or refute weight a verdict needs (summed hit weights)."
+    verify_profile: Literal["calibrated", "strict"] = Field(
+        "calibrated",
+        description="The decision rule's values (threshold / min sources / margin / partial weight): `calibrated` "
+        "0.4 / 1 / 2 / 1.0, chosen by 5-fold cross-validation on the public recorded claims (one agreeing source "
+        "suffices); `strict` 1.6 / 2 / 2 / 0.5, the design's two independent sources. An explicitly set "
+        "`verify_threshold`, `verify_min_sources`, `verify_margin` or `verify_partial_weight` overrides it.",
     )
-    verify_min_sources: int = Field(
-        2, ge=1, le=20, description="Independent sources (distinct registrable domains) a verdict needs."
+    verify_threshold: float | None = Field(
+        None, gt=0, description="Support or refute weight a verdict needs (summed hit weights). Unset: the profile's."
     )
-    verify_margin: float = Field(
-        2.0, ge=1, description="'Clearly wins': the winning side's weight is at least this times the other's."
+    verify_min_sources: int | None = Field(
+        None,
+        ge=1,
+        le=20,
+        description="Independent sources (distinct registrable domains) a verdict needs. Unset: the profile's.",
+    )
+    verify_margin: float | None = Field(
+        None,
+        ge=1,
+        description="'Clearly wins': the winning side's weight is at least this times the other's. Unset: the "
+        "profile's.",
     )
     verify_max_attempts: int = Field(
         2,
@@ -229,8 +252,11 @@ class Settings(BaseModel):
         le=10,
         description="Decide passes; 'need more search' sends the session back to plan_query until they run out.",
     )
-    verify_partial_weight: float = Field(
-        0.5, ge=0, le=1, description="Share of a hit's weight that a partial support adds to the support side."
+    verify_partial_weight: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Share of a hit's weight that a partial support adds to the support side. Unset: the profile's.",
     )
     verify_date_window_days: int = Field(
         730, ge=1, description="Dated hits further than this from the median date of the dated evidence do not count."
@@ -240,8 +266,37 @@ class Settings(BaseModel):
         description="Weight of a hit by its source tier (JSON object). `other` must not exceed 0.4.",
     )
     source_tiers: str | None = Field(
-        None, description="JSON file {registrable domain: tier} extending/overriding the built-in tier table."
+        None,
+        description="JSON file mapping registrable domains to tiers (`primary`, `wire`, `trade` or `other`), "
+        "extending/overriding the built-in tier table; checked when the settings are made (a missing or malformed "
+        "file is bad input).",
     )
+
+    @field_validator("source_tiers")
+    @classmethod
+    def _tiers_file(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The file must exist and hold {domain: tier} when the settings are made (``load_settings``); settings
+        read back from a checkpoint are not checked again (``show`` of a session whose file is gone still works;
+        the decide node reads the file itself and says if it is missing)."""
+        if value is None or not (info.context or {}).get("check_files"):
+            return value
+        try:
+            table = json.loads(Path(value).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ValueError(f"file {value} not found") from None
+        except OSError as exc:
+            raise ValueError(f"file {value} cannot be read ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise ValueError(f"file {value} is not valid JSON ({exc})") from None
+        tiers = ("primary", "wire", "trade", "other")
+        bad = [d for d, t in table.items() if t not in tiers] if isinstance(table, dict) else []
+        if not isinstance(table, dict) or bad:
+            raise ValueError(
+                f"file {value}: expected a JSON object {{domain: primary|wire|trade|other}}"
+                + (f"; bad entries {', '.join(map(str, bad[:3]))}" if bad else "")
+            )
+        return value
+
     # --- multi-source research (saturate research --multi / --sources) -----------
     sources: tuple[SourceSpec, ...] | None = Field(
         None,
@@ -293,11 +348,14 @@ class Settings(BaseModel):
     model_token_budget: int = Field(
         200_000,
         ge=0,
+        le=10**12,
         description="Model tokens (in + out) a multi-source session may use; no call starts once "
         "they are spent (the call in flight may pass it).",
     )
     # --- input bounds ---------------------------------------------------------
-    task_max_chars: int = Field(2000, ge=10, description="Longest task accepted; longer tasks are rejected, not cut.")
+    task_max_chars: int = Field(
+        2000, ge=10, le=1_000_000, description="Longest task accepted; longer tasks are rejected, not cut."
+    )
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -386,7 +444,7 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
             raise SettingsError(f"invalid settings: unknown setting {name!r}")
         values[name] = value
     try:
-        return Settings.model_validate(values, strict=False)
+        return Settings.model_validate(values, strict=False, context={"check_files": True})
     except ValidationError as err:
         raise SettingsError(_format_error(err)) from None
 

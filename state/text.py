@@ -69,6 +69,52 @@ def overlap(a: str | set[str], b: str | set[str]) -> float:
     return len(sa & sb) / len(sa)
 
 
+# C0 and C1 control characters (but newline and tab), DEL, and the bidirectional overrides/isolates that can
+# reorder what a terminal shows
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_TAG_LIKE = re.compile(r"<(\s*/?\s*[A-Za-z!?][^<>\n]{0,80})>")
+
+
+def printable(text: str, newlines: bool = True) -> str:
+    """Text safe to print on a terminal: control characters and bidi overrides shown as ``\\uXXXX`` escapes
+    (also a valid escape inside a JSON string), so a task, a title or a page cannot move the cursor, retitle
+    the window or hide text."""
+    out = _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text or "")
+    return out if newlines else out.replace("\n", " ")
+
+
+def has_control_characters(text: str) -> bool:
+    """Whether text holds characters ``printable`` would escape."""
+    return bool(_UNPRINTABLE.search(text or ""))
+
+
+def defuse(text: str) -> str:
+    """Tag-like sequences (``<x>``, ``</sources>``) lose their angle brackets: ‹x›. Untrusted text (pages,
+    search results, corpus text) cannot close or open the delimiters prompts put around data."""
+    return _TAG_LIKE.sub(lambda m: f"‹{m.group(1)}›", text or "")
+
+
+# a URL or URI-like reference: scheme:// anything, or the schemes that run or embed content without //
+_URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]{1,20}://|(?:javascript|data|vbscript|file):)[^\s<>\"'\]\)]*", re.IGNORECASE)
+LINK_REMOVED = "[link removed]"
+
+
+def scrub_urls(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    """``text`` with every URL not in ``allowed`` (the retrieved sources') replaced by ``[link removed]``;
+    (text, the removed URLs). Untrusted text can carry links; an answer must only ever point at a source."""
+    removed: list[str] = []
+
+    def fix(m: re.Match) -> str:
+        url = m.group(0).rstrip(".,;:!?")
+        tail = m.group(0)[len(url) :]
+        if url in allowed:
+            return m.group(0)
+        removed.append(url)
+        return LINK_REMOVED + tail
+
+    return _URL.sub(fix, text or ""), removed
+
+
 def clip(text: str, limit: int) -> str:
     """Cut at a word boundary to at most ``limit`` characters (adds … when cut)."""
     text = " ".join((text or "").split())

@@ -69,6 +69,17 @@ def test_rows_become_results():
     ]
 
 
+def test_results_without_a_web_link_are_skipped():
+    rows = [
+        {"href": "javascript:alert(1)", "title": "evil", "body": "x"},
+        {"href": "https://example.org/a", "title": "fine", "body": "y"},
+        {"href": "/relative/path", "title": "no host", "body": "z"},
+        {"href": "https://exa mple.org/b", "title": "space", "body": "w"},
+        {"href": None, "title": "none", "body": "v"},
+    ]
+    assert [r.url for r in DuckDuckGoSource(ddgs_factory=StandIn(rows)).search("q", 10)] == ["https://example.org/a"]
+
+
 def test_k_caps_results():
     assert len(DuckDuckGoSource(ddgs_factory=StandIn(ROWS)).search("falls", 1)) == 1
 

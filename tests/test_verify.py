@@ -11,12 +11,21 @@ from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
 from saturate.nodes._stance import heuristic_stance
 from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
-from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, check_proof, decide_from_history, extractive_proof
+from saturate.nodes._verdict import (
+    NEED_MORE_SEARCH,
+    PROFILES,
+    VerifyRules,
+    check_proof,
+    decide_from_history,
+    extractive_proof,
+)
 from saturate.sources.replay import ReplaySource
 from saturate.state.records import EvidenceHit
 from saturate.state.settings import SettingsError, load_settings
 
 from conftest import shared_file
+
+STRICT = PROFILES["strict"]  # the design's rule: 1.6 from two independent sources, partial support at half weight
 
 
 def hit(url, stance, tier="primary", weight=1.0, date=None, text="The bridge opened in 1932."):
@@ -34,15 +43,15 @@ def hit(url, stance, tier="primary", weight=1.0, date=None, text="The bridge ope
 
 def test_true_false_need_more_and_invalid():
     support = [hit("https://www.nsw.gov.au/a", "support"), hit("https://www.reuters.com/b", "support", "wire", 0.8)]
-    v = decide_from_history("claim", support, 1, 2)
+    v = decide_from_history("claim", support, 1, 2, STRICT)
     assert v.outcome == "True" and v.support == 1.8 and v.support_domains == ["nsw.gov.au", "reuters.com"]
     refute = [hit("https://a.gov/x", "refute"), hit("https://apnews.com/y", "refute", "wire", 0.8)]
-    assert decide_from_history("claim", refute, 1, 2).outcome == "False"
+    assert decide_from_history("claim", refute, 1, 2, STRICT).outcome == "False"
     weak = [hit("https://en.wikipedia.org/a", "support", "other", 0.4)]
-    assert decide_from_history("claim", weak, 1, 2).outcome == NEED_MORE_SEARCH
-    v = decide_from_history("claim", weak, 2, 2)
+    assert decide_from_history("claim", weak, 1, 2, STRICT).outcome == NEED_MORE_SEARCH
+    v = decide_from_history("claim", weak, 2, 2, STRICT)
     assert v.outcome == "Invalid" and "never reached" in v.reason
-    v = decide_from_history("claim", support + refute, 2, 2)
+    v = decide_from_history("claim", support + refute, 2, 2, STRICT)
     assert v.outcome == "Invalid" and "conflicts" in v.reason
 
 
@@ -52,10 +61,10 @@ def test_one_domain_counts_once_and_partial_is_weighted():
         hit("https://www2.cdc.gov/b", "support"),
         hit("https://cdc.gov/c", "support"),
     ]
-    v = decide_from_history("c", same, 2, 2)
+    v = decide_from_history("c", same, 2, 2, STRICT)
     assert v.support == 1.0 and v.support_domains == ["cdc.gov"] and v.outcome == "Invalid"
     mixed = [hit("https://a.gov/x", "support"), hit("https://b.gov/y", "partial")]
-    v = decide_from_history("c", mixed, 2, 2)
+    v = decide_from_history("c", mixed, 2, 2, STRICT)
     assert v.support == 1.5 and v.outcome == "Invalid"  # 1 + 0.5 x 1 < 1.6
     assert decide_from_history("c", mixed, 2, 2, VerifyRules(partial_weight=0.6)).outcome == "True"
 
@@ -67,7 +76,7 @@ def test_time_alignment_where_dates_are_known():
         hit("https://c.gov/z", "refute", date="2024-02-01"),
         hit("https://d.gov/w", "refute", date="1990-01-01"),
     ]
-    v = decide_from_history("c", hits, 2, 2)
+    v = decide_from_history("c", hits, 2, 2, STRICT)
     assert any("d.gov" in e for e in v.excluded) and v.refute == 1.0 and v.outcome == "True"
 
 
@@ -81,7 +90,7 @@ def test_tiers_by_registrable_domain(tmp_path):
     f.write_text(json.dumps({"wikipedia.org": "trade"}))
     assert tier_of("wikipedia.org", table=load_tier_table(str(f)))[0] == "trade"
     f.write_text(json.dumps({"x.com": "gold"}))
-    with pytest.raises(ValueError, match="bad entries"):
+    with pytest.raises(ValueError, match="bad entries x.com"):
         load_tier_table(str(f))
     with pytest.raises(SettingsError, match="other must not exceed 0.4"):
         load_settings({"tier_weights": {"primary": 1, "wire": 0.8, "trade": 0.6, "other": 0.5}})
@@ -91,10 +100,10 @@ def test_tiers_by_registrable_domain(tmp_path):
     "passage,stance",
     [
         ("The Golden Gate Bridge opened in 1937 in San Francisco.", "support"),
-        ("The Golden Gate Bridge did not open in 1937; that is a myth.", "refute"),
-        ("The Golden Gate Bridge in San Francisco opened in 1933.", "refute"),
+        ("The Golden Gate Bridge in San Francisco opened in 1933.", "refute"),  # another year in the same slot
+        ("The Golden Gate Bridge in San Francisco did not open in 1937; that is a myth.", "irrelevant"),  # a cue word
         ("Bananas are rich in potassium.", "irrelevant"),
-        ("The Golden Gate Bridge is painted orange.", "partial"),
+        ("The Golden Gate Bridge in San Francisco is painted orange.", "irrelevant"),  # no 1937: cannot speak for it
     ],
 )
 def test_heuristic_stance(passage, stance):
@@ -105,7 +114,7 @@ def test_heuristic_stance(passage, stance):
 
 def test_proof_citations_are_checked():
     hits = [hit("https://a.gov/x", "support"), hit("https://b.gov/y", "support", text="It opened in 1932 to traffic.")]
-    v = decide_from_history("The bridge opened in 1932.", hits, 1, 2)
+    v = decide_from_history("The bridge opened in 1932.", hits, 1, 2, STRICT)
     proof = extractive_proof("The bridge opened in 1932.", v)
     assert check_proof(proof, hits) == [] and "https://a.gov/x" in proof
     bad = proof + '\n- https://evil.example/z says "the bridge opened in 1999"'
@@ -136,7 +145,7 @@ def test_verify_graph_true_with_proof(home):
     assert {s.url for s in result.sources} == {GOOD[0]["url"], GOOD[1]["url"]}
     assert all(s.excerpt and s.excerpt in g["passage"] for s in result.sources for g in GOOD if g["url"] == s.url)
     assert (
-        "**Verdict: True**" in result.proof
+        "**Verdict: True.**" in result.proof
         and check_proof(result.proof, [EvidenceHit.model_validate(h) for h in session_state("v")["evidence"]]) == []
     )
     assert {"total_queries", "total_pages_visited"} <= set(result.debug)
@@ -149,7 +158,9 @@ def test_need_more_search_routes_back_to_plan_query(home):
             "passage": "The Sydney Harbour Bridge opened in 1932.",
         }
     ]
-    result = verify(CLAIM, thread_id="w", source=ReplaySource(weak), seed=0, verify_max_attempts=3)
+    result = verify(
+        CLAIM, thread_id="w", source=ReplaySource(weak), seed=0, verify_max_attempts=3, verify_profile="strict"
+    )
     state = session_state("w")
     assert result.outcome == "Invalid" and result.debug["attempts"] == 3
     assert any("need more search" in n for n in result.debug["notes"])
@@ -201,11 +212,31 @@ def test_bench_verify_json(home, capsys, tmp_path):
     shared_file("factcheck", "claims.jsonl")
     assert main(["bench", "verify", "--limit", "25", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out["rules"]) == {"gold-stance", "heuristic-stance", "always-true", "any-support"}
+    assert set(out["rules"]) == {
+        "gold-stance/calibrated",
+        "gold-stance/strict",
+        "heuristic-stance/calibrated",
+        "heuristic-stance/strict",
+        "always-true",
+        "any-hit",
+        "any-support",
+        "any-support/heuristic",
+    }
     for r in out["rules"].values():
         assert set(r["f1"]) == {"True", "False", "Invalid"} and 0 <= r["macro_f1"] <= 1
         assert sum(sum(row.values()) for row in r["confusion"].values()) == 25
     assert out["rules"]["always-true"]["confusion"]["True"]["True"] == out["labels"]["True"]
+    # every recorded passage is a hit, and every rule and baseline is scored on those hits
+    assert out["hits"]["evidence"] == out["hits"]["recorded"] == out["stance"]["hits"] > 25
+    st = out["stance"]
+    assert 0 <= st["always_irrelevant_accuracy"] <= 1 and 0 <= st["accuracy"] <= 1
+    assert sum(sum(row.values()) for row in st["confusion"].values()) == st["hits"]
+    assert st["accuracy"] == round(sum(st["confusion"][s][s] for s in st["confusion"]) / st["hits"], 4)
+    assert set(out["targets"]) == {
+        "gold_beats_any_support_and_always_true",
+        "heuristic_beats_any_hit",
+        "stance_accuracy_at_least_always_irrelevant",
+    }
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"claim": "x", "label": "Maybe", "hits": []}\n')
     assert main(["bench", "verify", "--claims", str(bad)]) == 2

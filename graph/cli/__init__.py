@@ -2,7 +2,7 @@
 
     saturate research "TASK" [--source local|ddg] [--corpus FILE] [--mode ...] [--<setting> VALUE ...] [--thread ID]
     saturate verify "CLAIM" | resume THREAD | fork THREAD --round N
-    saturate show THREAD | runs | checkpoints THREAD | graph | settings [--markdown]
+    saturate show THREAD | runs | checkpoints THREAD | prune | graph | settings [--markdown]
     saturate bench [research|perf|model|verify|multi] | monitor
 
 Modules: ``parser`` (every command and flag), ``settings`` (the ``--<setting>`` flags and
@@ -15,7 +15,8 @@ level; a command imports them when it runs.
 
 Exit codes: 0 done, 2 bad input (empty/oversized task, invalid setting, unknown source,
 missing corpus, unknown thread: one line on stderr), 3 finished with no results because every
-search failed (the errors are printed and recorded), 130 interrupted, 1 an unexpected failure.
+search failed (the errors are printed and recorded), 130 interrupted, 1 a full or failing disk
+(one line: free space, then resume) or an unexpected failure (its traceback).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import sys
 from saturate.graph.cli.bench import cmd_bench
 from saturate.graph.cli.diagram import cmd_graph
 from saturate.graph.cli.monitor import run as cmd_monitor
-from saturate.graph.cli.output import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from saturate.graph.cli.output import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, disk_problem, say
 from saturate.graph.cli.parser import build_parser
 from saturate.graph.cli.research import cmd_fork, cmd_research, cmd_resume, cmd_verify
-from saturate.graph.cli.sessions import cmd_checkpoints, cmd_runs, cmd_show
+from saturate.graph.cli.sessions import cmd_checkpoints, cmd_prune, cmd_runs, cmd_show
 from saturate.graph.cli.settings import cmd_settings
 from saturate.state.errors import BadInput
 
@@ -41,6 +42,7 @@ COMMANDS = {
     "fork": cmd_fork,
     "show": cmd_show,
     "runs": cmd_runs,
+    "prune": cmd_prune,
     "checkpoints": cmd_checkpoints,
     "graph": cmd_graph,
     "bench": cmd_bench,
@@ -54,10 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except BadInput as exc:
-        print(f"saturate: error: {exc}", file=sys.stderr)
+        say(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(
-            "saturate: interrupted; the session is checkpointed — continue it with `saturate resume`", file=sys.stderr
-        )
+        say("saturate: interrupted; the session is checkpointed — continue it with `saturate resume`", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc)
+        if message is None:
+            raise  # a bug: the traceback is what a report needs
+        say(message, file=sys.stderr)
+        return EXIT_FAILED

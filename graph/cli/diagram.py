@@ -9,19 +9,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from saturate.graph.cli.output import EXIT_BAD_INPUT
+from saturate.graph.cli.output import EXIT_BAD_INPUT, say
 from saturate.graph.views import diagram
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     if args.print_mermaid:
-        print(diagram.mermaid(), end="")
+        say(diagram.mermaid(), end="")
         return 0
     try:
         paths = diagram.write_diagrams(args.out, args.name, tuple(args.formats or diagram.FORMATS), args.renderer)
     except diagram.RendererError as exc:
-        print(f"saturate: error: {exc}", file=sys.stderr)
+        say(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for p in paths:
-        print(p)
+        say(p)
     return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from saturate.graph.cli.output import exit_code, print_answer, print_notes_and_errors, print_sources
+from saturate.graph.cli.output import exit_code, print_answer, print_notes_and_errors, print_sources, say
 from saturate.graph.views.progress import short_query
 
 
@@ -46,16 +46,16 @@ class MultiProgress:
                 text = json.dumps(chunk, ensure_ascii=False, default=str)
             else:
                 text = query_line(chunk, self.task)
-            print(text, file=self.file, flush=True)
+            say(text, file=self.file, flush=True)
         elif mode == "updates" and isinstance(chunk, dict) and self.style != "jsonl":
             if "merge" in chunk:
                 merged = (chunk["merge"] or {}).get("merged") or []
                 multi = sum(1 for e in merged if len(e["sources"]) > 1)
-                print(f"merged: {len(merged)} results, {multi} found by 2+ sources", file=self.file, flush=True)
+                say(f"merged: {len(merged)} results, {multi} found by 2+ sources", file=self.file, flush=True)
             if "breadcrumbs" in chunk:
                 found = (chunk["breadcrumbs"] or {}).get("leads") or []
                 leads = [lead["name"] for lead in found if lead.get("followed")]
-                print(f"breadcrumbs: following {', '.join(leads) or 'nothing'}", file=self.file, flush=True)
+                say(f"breadcrumbs: following {', '.join(leads) or 'nothing'}", file=self.file, flush=True)
 
     def close(self) -> None:
         pass
@@ -72,39 +72,37 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
         return
     print_sources(result, thread, line=multi_source_line)
     if result.key_actors:
-        print("\nKey actors")
+        say("\nKey actors")
         for a in result.key_actors:
-            print(f"- {a.name} ({a.kind}; {a.mentions} results {''.join(f'[{n}]' for n in a.sources)}): {a.what}")
+            say(f"- {a.name} ({a.kind}; {a.mentions} results {''.join(f'[{n}]' for n in a.sources)}): {a.what}")
             if a.role:
-                print(f"    role: {a.role}")
+                say(f"    role: {a.role}")
             for f in a.facts:
-                print(f"    fact: {f}")
-    print("\ntags: " + ", ".join(f"{k} {v}" for k, v in result.tags.items()))
-    print("sources searched:")
+                say(f"    fact: {f}")
+    say("\ntags: " + ", ".join(f"{k} {v}" for k, v in result.tags.items()))
+    say("sources searched:")
     for loop in result.loops:
         phase = "" if loop.phase == "loop" else " (breadcrumbs)"
-        print(
-            f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}"
-        )
+        say(f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}")
     print_notes_and_errors(result)
-    print(f"thread: {thread}   (saturate show {thread})")
+    say(f"thread: {thread}   (saturate show {thread})")
 
 
 def run_research(args, settings) -> int:
     """``saturate research --multi`` / ``--sources``: the settings are already validated."""
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import research_multi
-    from saturate.graph.session import check_task, new_thread_id
+    from saturate.graph.session import check_task, check_thread, new_thread_id
 
     task = check_task(args.task, settings)  # bad input fails before anything is printed
-    thread = args.thread or new_thread_id()
+    thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = None
     if getattr(args, "events", False):
         live = MultiProgress(task, style="jsonl")
     elif not (args.json or args.quiet):
         live = MultiProgress(task)
         names = ", ".join(s.name for s in settings.sources) if settings.sources else f"{settings.source} (alone)"
-        print(f"thread {thread} · multi-source: {names}", file=sys.stderr)
+        say(f"thread {thread} · multi-source: {names}", file=sys.stderr)
     result = research_multi(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
     print_multi_result(result, thread, args.json, args.quiet)
     return exit_code(result)
@@ -120,35 +118,35 @@ def audit_lines(state: dict) -> list[str]:
 
 def show(state: dict, thread: str) -> int:
     task = state["task"]
-    print(f"task: {task}")
+    say(f"task: {task}")
     sources = ", ".join(f"{s['name']} ({s['kind']}, ceiling {s['ceiling']})" for s in state["sources"])
-    print(f"thread {thread} · multi-source · {sources}")
+    say(f"thread {thread} · multi-source · {sources}")
     for line in audit_lines(state):
-        print(line)
+        say(line)
     for loop in state.get("loops") or []:
         phase = "" if loop["phase"] == "loop" else " (breadcrumbs)"
         calls = f"  model calls {loop['model_calls']}" if loop.get("model_calls") else ""
-        print(
+        say(
             f"loop {loop['source']}{phase}: {loop['queries']} of {loop['ceiling']} queries "
             f"in {loop['elapsed_s']:.3f} s, {loop['stop_reason']} — {loop['reasoning']}{calls}"
         )
         for f in loop.get("fallbacks") or []:
-            print(f"  note   {f}")
+            say(f"  note   {f}")
     leads = [lead for lead in state.get("leads") or [] if lead.get("followed")]
     if leads:
-        print("leads followed: " + ", ".join(f"{lead['name']} ({lead['kind']})" for lead in leads))
+        say("leads followed: " + ", ".join(f"{lead['name']} ({lead['kind']})" for lead in leads))
     for s in state.get("safety") or []:
-        print(f"TRIPPED {s['kind']} ({s.get('source') or s.get('phase')}): {s['detail']}")
+        say(f"TRIPPED {s['kind']} ({s.get('source') or s.get('phase')}): {s['detail']}")
     if state.get("result"):
         r = state["result"]
-        print(f"\nanswer: {r['answer']}")
+        say(f"\nanswer: {r['answer']}")
         for s in r["sources"]:
-            print(
+            say(
                 f"  [{s['n']}] {s['title']} — {s['url']}  [{s.get('tag')}]  found by "
                 + ", ".join(sorted({f["source"] for f in s.get("found_by") or []}))
             )
         for a in r.get("key_actors") or []:
-            print(f"  key actor: {a['name']} ({a['kind']}): {a['what']}")
+            say(f"  key actor: {a['name']} ({a['kind']}): {a['what']}")
     elif state.get("_next"):
-        print(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {thread}")
+        say(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {thread}")
     return 0

@@ -8,12 +8,35 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 from saturate.graph.views.progress import short_query
+from saturate.state.text import printable
 
 EXIT_BAD_INPUT = 2
 EXIT_NO_RESULTS = 3  # the session finished, but every search failed and nothing was retrieved
 EXIT_INTERRUPTED = 130
+EXIT_FAILED = 1
+
+
+def disk_problem(exc: BaseException) -> str | None:
+    """A one-line message for a full disk or a failing one (SQLite's or the OS's word for it), else None.
+
+    The session is checkpointed up to its last completed step, so the message says how to go on."""
+    import errno  # only on this path
+    import sqlite3
+
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        what = f"no space left: {exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
+    elif isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk I/O" in text):
+        what = f"the data directory cannot be written: {text}"
+    else:
+        return None
+    return (
+        f"saturate: error: {what}; every step completed before it is checkpointed — free some space, "
+        "then continue with `saturate resume THREAD` (`saturate runs` lists them)"
+    )
 
 
 def exit_code(result) -> int:
@@ -23,22 +46,29 @@ def exit_code(result) -> int:
     return 0
 
 
+def say(*parts, file=None, sep: str = " ", end: str = "\n", flush: bool = False) -> None:
+    """``print`` for everything the CLI writes: tasks, titles, pages and answers are untrusted, so control
+    characters and bidi overrides are shown as ``\\uXXXX`` escapes (``state.text.printable``; also valid inside
+    a JSON string) and cannot move the cursor, retitle the terminal or hide text."""
+    print(printable(sep.join(str(p) for p in parts)), file=file or sys.stdout, end=end, flush=flush)
+
+
 def print_json(data) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    say(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
 def print_answer(result, thread: str, as_json: bool, quiet: bool) -> bool:
     """The JSON result, or the answer (with ``--quiet`` followed by the sources it cites, so no ``[n]`` points
     at nothing); True when the caller should print the details."""
     if as_json:
-        print(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
+        say(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
         return False
-    print(result.answer)
+    say(result.answer)
     if quiet:
         for s in cited_sources(result):
-            print(source_line(s))
+            say(source_line(s))
         return False
-    print()
+    say()
     return True
 
 
@@ -67,15 +97,15 @@ def print_sources(result, thread: str, line=None) -> None:
     relevant = [s for s in result.sources if s.n not in shown and getattr(s, "on_topic", None) is not False]
     others = len(result.sources) - len(cited) - len(relevant)
     if cited:
-        print("Cited:")
+        say("Cited:")
         for s in cited:
-            print(line(s))
+            say(line(s))
     if relevant:
-        print("Also relevant:" if cited else "Relevant:")
+        say("Also relevant:" if cited else "Relevant:")
         for s in relevant:
-            print(line(s))
+            say(line(s))
     if others:
-        print(
+        say(
             f"({others} other accepted source{'s' if others != 1 else ''} not shown: saturate show {thread}, or --json)"
         )
 
@@ -87,18 +117,18 @@ def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
         return
     print_sources(result, thread)
     print_notes_and_errors(result)
-    print(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
-    print(f"thread: {thread}   (saturate show {thread})")
+    say(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
+    say(f"thread: {thread}   (saturate show {thread})")
 
 
 def print_notes_and_errors(result) -> None:
     for note in result.debug.get("notes") or []:
-        print(f"note: {note}")
+        say(f"note: {note}")
     errors = result.debug.get("errors") or []
     if errors:
-        print(f"\n{len(errors)} recorded error(s):")
+        say(f"\n{len(errors)} recorded error(s):")
         for e in errors:
-            print(f"  - {e}")
+            say(f"  - {e}")
 
 
 def round_block(rec: dict, task: str) -> list[str]:

@@ -9,7 +9,6 @@ added only when ``bench`` is the command being parsed (``_Parser``'s ``add_later
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 
 from saturate.graph.cli import bench, monitor
@@ -39,9 +38,8 @@ class _Parser(argparse.ArgumentParser):
         self._add_deferred()
         return super().format_help()
 
-    def error(self, message: str):  # argparse's own usage errors: exit 2 with a clear line
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"saturate: error: {message}\n")
+    def error(self, message: str):  # argparse's own usage errors: exit 2 with one line that says where help is
+        self.exit(EXIT_BAD_INPUT, f"saturate: error: {message} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,6 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
     ru = sub.add_parser("runs", help="the sessions in the database")
     ru.add_argument("--json", action="store_true")
 
+    pr = sub.add_parser(
+        "prune",
+        help="free space: delete old sessions, drop finished sessions' history, expired cache entries; VACUUM",
+    )
+    pr.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="delete sessions last updated more than DAYS ago (any status), pages stored before then and "
+        "damaged files moved aside before then",
+    )
+    pr.add_argument(
+        "--compact",
+        action="store_true",
+        help="keep only the last checkpoint of each finished session (show/runs/report still work; "
+        "fork and replay of it no longer do); unfinished sessions are untouched",
+    )
+    pr.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    pr.add_argument("--json", action="store_true")
+
     sub.add_parser("bench", help="benchmarks: research (default) or perf", add_later=bench.add_arguments)
 
     m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
@@ -109,6 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("settings", help="every setting with its default and environment variable")
     st.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
     return p
+
+
+def _days(text: str) -> float:
+    """A number of days >= 0 (argparse turns the ValueError into a one-line usage error, exit 2)."""
+    days = float(text)
+    if not (0 <= days < 1e6):
+        raise ValueError(text)
+    return days
+
+
+_days.__name__ = "number of days"  # argparse names the type in its error: "invalid number of days value"
 
 
 def _session_parser(sub, name: str, help: str, arg: str, arg_help: str, json_help: str, quiet_help: str):

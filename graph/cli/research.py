@@ -12,7 +12,7 @@ import sys
 
 from saturate.graph.cli.multi import run_research as run_multi_research
 from saturate.graph.cli.multi import wants_multi
-from saturate.graph.cli.output import exit_code, print_json, print_result
+from saturate.graph.cli.output import exit_code, print_json, print_result, say
 from saturate.graph.cli.settings import setting_overrides, settings_from_args
 from saturate.graph.views.progress import make_progress
 
@@ -23,13 +23,13 @@ def cmd_research(args: argparse.Namespace) -> int:
         return run_multi_research(args, settings)
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import research
-    from saturate.graph.session import check_task, new_thread_id
+    from saturate.graph.session import check_task, check_thread, new_thread_id
 
     task = check_task(args.task, settings)  # bad input fails before anything is printed
-    thread = args.thread or new_thread_id()
+    thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
-    if live is not None and live.style == "rich":
-        print(f"thread {thread} · source {settings.source} · mode {settings.mode}", file=sys.stderr)
+    if live is not None:  # shown with the first event: bad input found while opening sources stays one line
+        live.header = f"thread {thread} · source {settings.source} · mode {settings.mode}"
     try:
         result = research(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
     finally:
@@ -43,10 +43,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import verify
-    from saturate.graph.session import check_task, new_thread_id
+    from saturate.graph.session import check_task, check_thread, new_thread_id
 
     check_task(args.claim, settings)  # bad input fails before anything is printed
-    thread = args.thread or new_thread_id()
+    thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, args.claim)
     try:
         result = verify(args.claim, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
@@ -56,12 +56,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"thread": thread, **result.model_dump()})
     elif args.quiet:
-        print(result.outcome)
+        say(result.outcome)
     else:
-        print(result.proof)
+        say(result.proof)
         for note in result.debug.get("notes") or []:
-            print(f"note: {note}")
-        print(f"\nthread: {thread}   (saturate show {thread})")
+            say(f"note: {note}")
+        say(f"\nthread: {thread}   (saturate show {thread})")
     return exit_code(result)
 
 
@@ -74,7 +74,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         state = session_state(args.thread, home=args.home)
         live.task = state.get("task", "")
         if live.style == "rich" and state.get("_next"):
-            print(
+            say(
                 f"resuming {args.thread} at {', '.join(state['_next'])} (round {state.get('round', 0)})",
                 file=sys.stderr,
             )
@@ -97,7 +97,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
     if progress is not None:
         progress.task = session_state(args.thread, home=args.home).get("task", "")
     if progress is not None and progress.style == "rich":
-        print(f"forking {args.thread} after round {args.round}", file=sys.stderr)
+        say(f"forking {args.thread} after round {args.round}", file=sys.stderr)
     try:
         new_thread, result, changes = fork(
             args.thread,
@@ -124,5 +124,5 @@ def cmd_fork(args: argparse.Namespace) -> int:
     print_result(result, new_thread, False, args.quiet)
     if not args.quiet:
         changed = ", ".join(f"{k} {v[0]!r} → {v[1]!r}" for k, v in changes.items()) or "no setting changed (a replay)"
-        print(f"forked from {args.thread} after round {args.round}: {changed}")
+        say(f"forked from {args.thread} after round {args.round}: {changed}")
     return exit_code(result)

@@ -1,5 +1,6 @@
 """The commands that look at stored sessions: ``show`` (text, ``--json``, ``--html``, ``--chart``,
-``--checkpoints``), ``runs`` and ``checkpoints``. They read the checkpoints; nothing is run.
+``--checkpoints``), ``runs`` and ``checkpoints`` (they read the checkpoints; nothing is run), and ``prune``
+(removes old sessions, finished sessions' history and expired cache entries; see graph/prune.py).
 """
 
 from __future__ import annotations
@@ -7,8 +8,9 @@ from __future__ import annotations
 import argparse
 
 from saturate.graph.cli.multi import show as show_multi
-from saturate.graph.cli.output import print_json, round_block
+from saturate.graph.cli.output import print_json, round_block, say
 from saturate.state.settings import Settings
+from saturate.state.text import printable
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -26,22 +28,22 @@ def cmd_show(args: argparse.Namespace) -> int:
         return show_multi(state, args.thread)
     settings = Settings.model_validate(state["settings"])
     task = state["task"]
-    print(f"task: {task}")
-    print(
+    say(f"task: {task}")
+    say(
         f"thread {args.thread} · source {settings.source} · mode {settings.mode} · seed {state['rng']['seed']} · "
         f"threshold {settings.novelty_threshold:g} · min/max rounds {settings.min_rounds}/{settings.max_rounds} · "
         f"epsilon {settings.novelty_epsilon:g}"
     )
     for rec in state.get("records") or []:
-        print("\n".join(round_block(rec, task)))
+        say("\n".join(round_block(rec, task)))
     for p in state.get("pages") or []:
-        print(f"enrich {p['status']}: {p['url']} (overlap {p['overlap']}) {p.get('reason', '')}".rstrip())
+        say(f"enrich {p['status']}: {p['url']} (overlap {p['overlap']}) {p.get('reason', '')}".rstrip())
     if state.get("result"):
-        print(f"\nanswer: {state['result']['answer']}")
+        say(f"\nanswer: {state['result']['answer']}")
         for s in state["result"]["sources"]:
-            print(f"  [{s['n']}] {s['title']} — {s['url']}")
+            say(f"  [{s['n']}] {s['title']} — {s['url']}")
     elif state.get("_next"):
-        print(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {args.thread}")
+        say(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {args.thread}")
     return 0
 
 
@@ -58,10 +60,10 @@ def show_extras(args: argparse.Namespace) -> int | None:
         view = report.load_session(args.thread, args.home)
         if args.html:
             path = report.write_html_view(view, args.html)
-            print(f"wrote {path} ({len(view['records'])} rounds)")
+            say(f"wrote {path} ({len(view['records'])} rounds)")
         if args.chart:
             path = report.chart_view(view, args.chart)
-            print(f"wrote {path}")
+            say(f"wrote {path}")
     return 0
 
 
@@ -81,7 +83,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for col in ("thread", "task", "rounds", "status", "updated"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(r["thread"], r["task"][:80], str(r["rounds"]), r["status"], r["updated"] or "")
+        t.add_row(
+            printable(r["thread"]),
+            printable(r["task"][:80]),
+            str(r["rounds"]),
+            printable(r["status"]),
+            r["updated"] or "",
+        )
     Console(highlight=False, soft_wrap=False).print(t)
     return 0
 
@@ -121,5 +129,40 @@ def print_checkpoints(thread: str, home, as_json: bool) -> int:
         )
     Console(highlight=False, width=max(140, Console().width)).print(t)
     points = sorted({r["fork_round"] for r in rows if r["fork_round"] is not None})
-    print(f"fork points: saturate fork {thread} --round N [--<setting> VALUE ...] with N in {points}")
+    say(f"fork points: saturate fork {thread} --round N [--<setting> VALUE ...] with N in {points}")
     return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.prune import prune
+
+    report = prune(home=args.home, older_than_days=args.older_than, compact=args.compact, dry_run=args.dry_run)
+    if args.json:
+        print_json(report.as_dict())
+        return 0
+    verb = "would remove" if report.dry_run else "removed"
+    for s in report.deleted:
+        say(f"{verb} session {s['thread']} ({s['status']}, updated {s['updated'] or '?'}): {s['task'][:70]}")
+    if report.compacted:
+        say(f"{verb} the history of {len(report.compacted)} finished session(s): {', '.join(report.compacted[:10])}")
+    say(
+        f"{verb}: {len(report.deleted)} session(s), {report.checkpoints_removed} checkpoint(s), "
+        f"{report.cache_entries} expired cache entr{'y' if report.cache_entries == 1 else 'ies'}, "
+        f"{report.pages} page(s), {len(report.damaged_files)} damaged file(s)"
+    )
+    for note in report.notes:
+        say(f"note: {note}")
+    if not report.dry_run:
+        sizes = ", ".join(
+            f"{name} {_mb(report.bytes_before.get(name, 0))} → {_mb(report.bytes_after.get(name, 0))}"
+            for name in report.bytes_before
+        )
+        say(f"sizes: {sizes or 'no databases yet'}")
+    if args.older_than is None and not args.compact:
+        say("(sessions are kept: --older-than DAYS deletes old ones, --compact drops finished sessions' history)")
+    return 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB"

@@ -12,6 +12,7 @@ import json
 
 from pydantic_core import PydanticUndefined
 
+from saturate.graph.cli.output import say
 from saturate.state.settings import ENV_PREFIX, Settings, load_settings
 
 
@@ -69,8 +70,8 @@ def settings_markdown() -> str:
 def cmd_settings(args: argparse.Namespace) -> int:
     """``saturate settings``: the effective settings; ``--markdown``: the table of every setting."""
     if args.markdown:
-        print(settings_markdown())
+        say(settings_markdown())
     else:
         for name, value in load_settings().model_dump().items():
-            print(f"{name} = {value!r}")
+            say(f"{name} = {value!r}")
     return 0

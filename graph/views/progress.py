@@ -35,6 +35,7 @@ import sys
 from typing import Any, TextIO
 
 from saturate.graph.views.diagram import node_metadata
+from saturate.state.text import printable
 
 STREAM_MODE = ["updates", "custom", "tasks"]
 
@@ -73,8 +74,8 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
     decision = ev.get("decision") or "?"
     parts: list[tuple[str, str]] = [
         (f"round {ev['round']}: ", "bold"),
-        (repr(short_query(ev.get("query", ""), task)), ""),
-        (f" [{ev.get('source', '')}]", "dim"),
+        (printable(repr(short_query(ev.get("query", ""), task))), ""),
+        (printable(f" [{ev.get('source', '')}]"), "dim"),
         (f" new {ev.get('new', 0)}/{ev.get('total', 0)}", ""),
     ]
     if nov is None:
@@ -142,6 +143,7 @@ class Progress:
         self._found: dict[int, str] = {}  # round -> "4 new / 5 results" (its search event)
         self._status = None
         self._console = console
+        self.header: str | None = None  # printed before the first event (rich): nothing shows before a run starts
         if style == "rich" and console is None:
             from rich.console import Console  # rich only when printing to a console: the CLI's --help stays fast
 
@@ -161,6 +163,9 @@ class Progress:
             self._status = None
 
     def __call__(self, item: Any) -> None:
+        if self.header is not None and self.style == "rich":
+            header, self.header = self.header, None
+            self._console.print(printable(header), markup=False)
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             mode, chunk = item
         else:  # a plain 'updates' chunk (handler used without stream_mode)

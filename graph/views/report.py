@@ -56,10 +56,10 @@ _CITE = re.compile(r"\[(\d+)\]")
 
 def load_session(thread_id: str, home: str | os.PathLike | None = None) -> dict:
     """Everything the report shows, from the thread's checkpoint history."""
-    home_path = home_dir(home)
-    with open_checkpointer(home_path) as saver:
-        graph = build_graph(checkpointer=saver)
-        snaps = branch(graph, thread_id)
+    home_path = home_dir(home, create=False)
+    graph = build_graph()
+    with open_checkpointer(home_path, readonly=True) as saver:
+        snaps = branch(build_graph(checkpointer=saver), thread_id) if saver is not None else []
     if not snaps:
         raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
     if (snaps[-1].values or {}).get("kind") == "multi":

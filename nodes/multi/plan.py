@@ -13,6 +13,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from saturate.nodes._budget import BudgetedUsage, BudgetExceeded, session_budget
+from saturate.nodes._guard import require_input
 from saturate.nodes._model import error_text
 from saturate.nodes._plan import model_plan
 from saturate.state.context import Context
@@ -21,6 +22,7 @@ from saturate.state.settings import Settings
 
 
 def plan_sources(state: MultiState, runtime: Runtime[Context]) -> dict:
+    require_input(state, runtime)
     settings = Settings.model_validate(state["settings"])
     task = state["task"]
     model = runtime.context.chat_model

@@ -1,0 +1,300 @@
+"""Damaged, missing, read-only and full: every file saturate keeps has a defined outcome.
+
+Derived files (the search cache, the page store, corpus indexes) are repaired and the repair is noted in the
+session; the user's own file (sessions.db) is never replaced: a one-line error names it. A full disk stops a
+session at its last checkpoint with one line, and the session resumes once there is room.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from saturate.graph import api
+from saturate.graph.cli import main
+from saturate.sources import LocalCorpus, SqlitePageStore
+from saturate.sources.cache import SearchCache
+
+from conftest import ROOT
+
+TASK = "Who founded the city of Rome?"
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    path = tmp_path / "rome.jsonl"
+    docs = [
+        {"id": "rome", "title": "Rome", "text": "Rome was founded by Romulus in 753 BC, according to legend."},
+        {"id": "romulus", "title": "Romulus", "text": "Romulus and Remus were twins raised by a she-wolf."},
+        {"id": "remus", "title": "Remus", "text": "Remus was killed by his brother Romulus at the founding of Rome."},
+        {"id": "tiber", "title": "Tiber", "text": "The Tiber river flows through Rome to the sea at Ostia."},
+    ] + [
+        {"id": f"n{i}", "title": f"Roman note {i}", "text": f"Rome note {i}: the city of Rome had {i} hills."}
+        for i in range(30)
+    ]
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return path
+
+
+def garbage(path: Path) -> bytes:
+    data = b"this is not an SQLite database\x00" * 64
+    path.write_bytes(data)
+    return data
+
+
+def run(home, corpus, thread="t1", **kw):
+    result = api.research(TASK, thread_id=thread, home=home, corpus=str(corpus), seed=1, max_rounds=3, **kw)
+    state = api.session_state(thread, home=home)
+    notes = [f for r in state["records"] for f in r.get("fallbacks", [])] + result.debug.get("notes", [])
+    return result, notes
+
+
+# --- derived files: repaired, noted, the session finishes ---------------------------------------------------
+
+
+def test_damaged_search_cache_is_moved_aside_and_noted(home, corpus):
+    home.mkdir(parents=True)
+    bad = garbage(home / "cache.db")
+    result, notes = run(home, corpus)
+    assert result.outcome == "answer" and result.sources
+    assert any("search cache" in n and "unreadable" in n for n in notes), notes
+    aside = list(home.glob("cache.db.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == bad  # nothing deleted
+    assert len(SearchCache(home / "cache.db")) > 0  # the new cache works
+
+
+def test_damaged_page_store_is_moved_aside_and_noted(home, corpus):
+    home.mkdir(parents=True)
+    garbage(home / "pages.db")
+    result, notes = run(home, corpus, enrich_overlap_max=1.0)
+    assert result.outcome == "answer"
+    assert any("page store" in n and "unreadable" in n for n in notes), notes
+    assert list(home.glob("pages.db.damaged-*")) and len(SqlitePageStore(home / "pages.db")) > 0
+
+
+def test_page_store_damaged_before_decide_answers_from_snippets(home, corpus):
+    class Stop(Exception):
+        pass
+
+    def stop_after_enrich(chunk):
+        if "enrich" in chunk:
+            raise Stop
+
+    with pytest.raises(Stop):
+        api.research(
+            TASK,
+            thread_id="t2",
+            home=home,
+            corpus=str(corpus),
+            seed=1,
+            enrich_overlap_max=1.0,
+            stream_handler=stop_after_enrich,
+        )
+    assert api.session_state("t2", home=home)["_next"] == ["decide"]
+    garbage(home / "pages.db")
+    result = api.resume("t2", home=home)
+    notes = result.debug["notes"]
+    assert any("page store" in n and "unreadable" in n for n in notes), notes
+    assert any("not in the page store: their snippets were used" in n for n in notes), notes
+    assert result.answer
+
+
+def test_cache_that_cannot_be_repaired_is_bypassed(tmp_path):
+    (tmp_path / "file").write_text("keep me")
+    cache = SearchCache(tmp_path / "file" / "cache.db")  # its folder is a file: it can never be opened
+    assert cache.disabled and len(cache) == 0 and cache.get("k", 10, 0) is None
+    cache.put("k", "s", "q", [], 0)  # dropped, not raised
+    assert any("unusable" in n for n in cache.drain_notes())
+    assert (tmp_path / "file").read_text() == "keep me"
+
+
+def test_damaged_index_is_rebuilt_at_open_and_noted_in_the_session(home, corpus):
+    api.research("Romulus", thread_id="warm", home=home, corpus=str(corpus), seed=1, max_rounds=3)
+    (index,) = (home / "index").glob("rome-*.sqlite")
+    garbage(index)
+    result, notes = run(home, corpus, cache_ttl_s=0)
+    assert result.outcome == "answer"
+    assert any("was unreadable" in n and "rebuilt from" in n for n in notes), notes
+
+
+def test_index_damaged_under_an_open_corpus_is_rebuilt_once(corpus, tmp_path):
+    source = LocalCorpus.open(corpus, tmp_path / "idx")
+    assert source.search("Romulus", 3)
+    with open(source.index_path, "r+b") as f:  # damaged in place, under the open connection
+        f.write(b"\xff" * source.index_path.stat().st_size)
+    hits = source.search("Tiber river", 3)
+    assert hits and hits[0].title == "Tiber"
+    assert any("rebuilt" in n for n in source.drain_notes())
+    assert source.drain_notes() == []  # each note once
+
+
+def test_stale_building_file_of_a_killed_build_is_removed(corpus, tmp_path):
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    stale = idx / "rome-0000.sqlite.abc.building"
+    stale.write_bytes(b"half an index")
+    live = idx / "other-0000.sqlite.def.building"
+    live.write_bytes(b"a build running in another process")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl,sys,time; f=open(sys.argv[1],'rb'); "
+            "fcntl.flock(f, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)",
+            str(live),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        LocalCorpus.open(corpus, idx)
+        assert not stale.exists()  # nobody holds its lock: a dead build's
+        assert live.exists()  # locked by a live process: kept
+    finally:
+        holder.kill()
+        holder.wait()
+    with open(live, "rb") as f:  # the OS released the dead holder's lock
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_build_killed_mid_way_leaves_no_index_and_the_next_open_builds(tmp_path):
+    big = tmp_path / "big.jsonl"
+    with big.open("w") as f:
+        for i in range(60000):
+            f.write(json.dumps({"id": str(i), "title": f"Doc {i}", "text": f"alpha beta gamma {i} " * 20}) + "\n")
+    idx = tmp_path / "idx"
+    code = "import sys; from saturate.sources import LocalCorpus; LocalCorpus.open(sys.argv[1], sys.argv[2])"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(big), str(idx)], cwd=ROOT)
+    for _ in range(600):  # until its temp file exists (the build is then under way)
+        if list(idx.glob("*.building")) or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before it could be killed: make the corpus bigger"
+    time.sleep(0.3)
+    proc.kill()
+    proc.wait()
+    assert not list(idx.glob("*.sqlite")), "a killed build must not leave a half index in place"
+    corpus = LocalCorpus.open(big, idx)
+    assert corpus.count == 60000 and not list(idx.glob("*.building"))
+
+
+# --- the user's own file: named, never replaced ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["runs"], ["show", "t1"], ["research", TASK]])
+def test_damaged_sessions_db_is_named_and_kept(home, capsys, command):
+    home.mkdir(parents=True)
+    bad = garbage(home / "sessions.db")
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]  # (research prints its progress header first)
+    assert last.startswith("saturate: error: ") and "Traceback" not in err
+    assert "sessions.db is not a readable SQLite database" in last and "backup" in last
+    assert (home / "sessions.db").read_bytes() == bad
+
+
+@pytest.mark.parametrize("command", [["runs"], ["research", TASK]])
+def test_empty_sessions_db_is_named(home, capsys, command):
+    home.mkdir(parents=True)
+    (home / "sessions.db").write_bytes(b"")
+    assert main(command) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "is empty (0 bytes)" in err[-1] and err[-1].startswith("saturate: error: ")
+
+
+def test_data_dir_that_is_a_file(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "file"
+    f.write_text("x")
+    monkeypatch.setenv("SATURATE_HOME", str(f))
+    for command in (["runs"], ["research", TASK]):
+        assert main(command) == 2
+        assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_data_dir_that_cannot_be_created(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert main(["--home", str(f / "sub"), "research", TASK]) == 2
+    assert "cannot create the data directory" in capsys.readouterr().err
+
+
+def _read_only(path: Path):
+    """Make ``path`` read-only for this process: a read-only bind mount as root (root ignores mode bits),
+    else mode 0555. Returns an undo function."""
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        return lambda: path.chmod(0o755)
+    done = subprocess.run(["mount", "--bind", "-o", "ro", str(path), str(path)], capture_output=True)
+    if done.returncode != 0:  # a container without mount rights
+        pytest.skip(f"cannot make a read-only mount as root here: {done.stderr.decode().strip()}")
+    return lambda: subprocess.run(["umount", str(path)], check=True)
+
+
+def test_read_only_data_dir_can_be_read_but_not_written(home, corpus, capsys):
+    run(home, corpus)
+    capsys.readouterr()
+    undo = _read_only(home)
+    try:
+        assert main(["runs", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["thread"] == "t1"
+        assert main(["show", "t1"]) == 0 and TASK in capsys.readouterr().out
+        assert main(["research", TASK, "--corpus", str(corpus)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert "is read-only" in err[-1] and err[-1].startswith("saturate: error: ")
+    finally:
+        undo()
+
+
+# --- a full disk ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 400 KB tmpfs (root only): big enough for the index, too small for the session."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"a full disk needs a small tmpfs (root with mount rights): {done.stderr.decode().strip()}")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def _cli(*args, home):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "saturate.graph.cli", "--home", str(home), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_full_disk_stops_with_one_line_and_the_session_resumes(small_disk, corpus, tmp_path):
+    big = tmp_path / "big.jsonl"  # docs long enough that the checkpoints outgrow the disk
+    rows = [json.loads(line) for line in corpus.read_text().splitlines()]
+    big.write_text("".join(json.dumps({**r, "text": (r["text"] + " ") * 12}) + "\n" for r in rows))
+    args = ["research", TASK, "--corpus", str(big), "--seed", "1", "--thread", "full", "--json"]
+    p = _cli(*args, home=small_disk / "home")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and p.stderr.strip().splitlines()[-1].startswith("saturate: error: ")
+    assert "free some space" in p.stderr
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
+    p = _cli("resume", "full", "--json", home=small_disk / "home")
+    assert p.returncode == 0, p.stderr
+    resumed = json.loads(p.stdout)
+    p = _cli(*args, home=tmp_path / "roomy")
+    assert p.returncode == 0, p.stderr
+    whole = json.loads(p.stdout)
+    assert resumed["answer"] == whole["answer"] and resumed["rounds"] == whole["rounds"]
+    assert [s["url"] for s in resumed["sources"]] == [s["url"] for s in whole["sources"]]
