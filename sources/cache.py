@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from saturate.sources.sqlite_file import DerivedDb
+from saturate.sources.sqlite_file import StoreDb
 from saturate.state.context import SearchSource
 from saturate.state.records import SearchResult
 
@@ -26,7 +26,7 @@ def cache_key(source: str, query: str, k: int, params: dict | None = None) -> st
 
 
 class SearchCache:
-    """key -> (stored_at, results) in an SQLite file (derived data: a damaged file is moved aside, see DerivedDb)."""
+    """key -> (stored_at, results) in an SQLite file (derived data: a damaged file is moved aside, see StoreDb)."""
 
     SCHEMA = (
         "CREATE TABLE IF NOT EXISTS searches (key TEXT PRIMARY KEY, source TEXT NOT NULL, "
@@ -34,7 +34,7 @@ class SearchCache:
     )
 
     def __init__(self, path: Path | str):
-        self._file = DerivedDb(path, self.SCHEMA, "searches", "search cache", synchronous="NORMAL")
+        self._file = StoreDb(path, self.SCHEMA, "searches", "search cache", synchronous="NORMAL")
         self.path = self._file.path
 
     @property

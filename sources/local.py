@@ -24,7 +24,8 @@ from saturate.state.errors import BadInput
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, terms
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: the index records probe terms its open checks (see _probe_terms)
+PROBE_TERMS = 8
 SNIPPET_CHARS = 500
 MAX_QUERY_TERMS = 64  # longer queries keep their first 64 distinct terms
 FOLDER_SUFFIXES = (".md", ".txt")
@@ -329,8 +330,36 @@ def _build(db: sqlite3.Connection, rows: Iterable[Record], where: str) -> int:
         db.execute("INSERT INTO fts (rowid, title, text) SELECT rowid, title, text FROM docs")
         db.execute(f"INSERT INTO fts (fts, rank) VALUES ('rank', '{RANK}')")
         db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
-        db.executemany("INSERT INTO meta VALUES (?, ?)", [("version", str(INDEX_VERSION)), ("count", str(count))])
+        probe = json.dumps(_probe_terms(db))
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("version", str(INDEX_VERSION)), ("count", str(count)), ("probe", probe)],
+        )
     return count
+
+
+def _probe_terms(db: sqlite3.Connection) -> dict[str, int]:
+    """``PROBE_TERMS`` terms spread evenly over the index's sorted vocabulary, with how many documents match each.
+
+    Opening the index asks them again (``_check_index``): a damaged full-text index (garbage in its
+    segments while the tables still open) answers differently and is rebuilt, instead of every search
+    quietly returning nothing. A sample, so cheap (one MATCH each, well under a millisecond): damage
+    confined to one unprobed posting list passes, and a search that then fails is rebuilt once
+    (``LocalCorpus.search``). FTS5's own ``integrity-check`` needs a writable connection and reads the whole
+    index, which a read-only open of the shared index cannot afford.
+    """
+    db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'row')")
+    try:
+        (n,) = db.execute("SELECT count(*) FROM temp.vocab").fetchone()
+        step = max(1, n // PROBE_TERMS)
+        rows = db.execute(
+            "SELECT term, doc FROM (SELECT term, doc, row_number() OVER (ORDER BY term) - 1 AS i FROM temp.vocab) "
+            "WHERE i % ? = 0 LIMIT ?",
+            (step, PROBE_TERMS),
+        ).fetchall()
+    finally:
+        db.execute("DROP TABLE temp.vocab")
+    return dict(rows)
 
 
 def _remove_stale_builds(index_dir: Path) -> None:
@@ -382,10 +411,22 @@ def _check_index(db: sqlite3.Connection, index_path: Path | str) -> int:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("version") != str(INDEX_VERSION):
             raise CorpusError(f"index {index_path} has version {meta.get('version')}, expected {INDEX_VERSION}")
+        for term, docs in json.loads(meta["probe"]).items():
+            (got,) = db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (_quoted(term),)).fetchone()
+            if got != docs:
+                raise CorpusError(f"index {index_path} is damaged: {term!r} matches {got} documents, not {docs}")
         return int(meta["count"])
+    except CorpusError:
+        db.close()
+        raise
     except (sqlite3.Error, KeyError, ValueError) as err:
         db.close()
         raise CorpusError(f"index {index_path} is unreadable: {err}") from None
+
+
+def _quoted(term: str) -> str:
+    """A vocabulary term as an FTS5 string (one term, whatever its characters)."""
+    return '"' + term.replace('"', '""') + '"'
 
 
 def _digest(text: str) -> str:

@@ -1,24 +1,44 @@
 """SqlitePageStore: full page texts kept beside the checkpoint, keyed by URL (a PageStore).
 
-Pages are derived data (fetched again when missing): a damaged file is moved
-aside and the session goes on with the snippets, noted (see DerivedDb).
+The pages are what sessions read, so the file is the user's: a damaged one is
+a ``PagesDbError`` at open (one line naming the file and what to do), never
+replaced; damage found mid-session stops its use for that session (noted) and
+the answer falls back on the snippets (see StoreDb).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 
-from saturate.sources.sqlite_file import DerivedDb
+from saturate.sources.sqlite_file import StoreDb
+from saturate.state.errors import BadInput
+
+
+class PagesDbError(BadInput):
+    """pages.db is damaged: named, never replaced (it holds the pages sessions read)."""
 
 
 class SqlitePageStore:
     def __init__(self, path: Path | str):
-        self._file = DerivedDb(
+        path = Path(path)
+
+        def damaged(err: BaseException) -> PagesDbError:
+            if isinstance(err, OSError) or isinstance(err, sqlite3.OperationalError):
+                return PagesDbError(f"{path} cannot be opened ({type(err).__name__}: {err})")
+            return PagesDbError(
+                f"{path} is not a readable SQLite database ({type(err).__name__}: {err}): it holds the full pages "
+                "sessions read, so it is left as it is; restore it from a backup, or move it away (finished "
+                "sessions keep their answers; new ones fetch pages again)"
+            )
+
+        self._file = StoreDb(
             path,
             "CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, text TEXT NOT NULL, stored_at REAL NOT NULL)",
             "pages",
             "page store",
+            on_damage=damaged,
         )
         self.path = self._file.path
 

@@ -1,9 +1,14 @@
-"""The SQLite file setup the search cache and the page store share.
+"""The SQLite file setup the search cache and the page store share (``StoreDb``).
 
-Both files are derived data (search answers, fetched pages: asked again when
-missing), so a damaged one never fails a session: ``DerivedDb`` moves it aside
-(``NAME.damaged-TIMESTAMP``, nothing deleted), starts an empty one and notes
-it; if even that fails it bypasses the file (noted) and every read is a miss.
+The search cache is derived data (searches are asked again when missing): a
+damaged one never fails a session — it is moved aside (``NAME.damaged-TIMESTAMP``,
+nothing deleted), an empty one started and the repair noted; if even that fails
+the file is bypassed (noted) and every read is a miss.
+
+The page store holds what sessions read (their pages): it is the user's data,
+never replaced behind their back — a damaged one found at open is an error
+naming the file and what to do (``on_damage``); damage found mid-session stops
+its use for that session (noted), the file left as it is.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import errno
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BUSY_TIMEOUT_MS = 5000
@@ -47,24 +53,38 @@ def is_busy(err: BaseException) -> bool:
     )
 
 
-class DerivedDb:
-    """One SQLite file of derived data behind a lock: statements through ``run``; damage is repaired, not raised.
+class StoreDb:
+    """One SQLite file behind a lock: statements through ``run``; damage never raises mid-session.
 
     ``what`` names the file in notes ("search cache", "page store"); ``table`` is
     the table read once at open so a garbage file fails there, not mid-session.
+    ``on_damage`` (user data): called with the error when the file is damaged at
+    open, and what it returns is raised; without it (derived data) the file is
+    repaired as the module docstring says.
     """
 
-    def __init__(self, path: Path | str, schema: str, table: str, what: str, synchronous: str | None = None):
+    def __init__(
+        self,
+        path: Path | str,
+        schema: str,
+        table: str,
+        what: str,
+        synchronous: str | None = None,
+        on_damage: Callable[[BaseException], Exception] | None = None,
+    ):
         self.path = Path(path)
         self.schema, self.table, self.what, self.synchronous = schema, table, what, synchronous
+        self.on_damage = on_damage
         self._lock = threading.Lock()
         self.notes: list[str] = []  # what happened to the file, reported once each (drain_notes)
-        self.disabled = False  # the file could not be repaired: reads miss, writes are dropped
+        self.disabled = False  # the file cannot be used: reads miss, writes are dropped
         try:
             self._db: sqlite3.Connection | None = self._open()
         except (sqlite3.DatabaseError, OSError) as err:
             if is_busy(err):
                 raise
+            if on_damage is not None:
+                raise on_damage(err) from None
             self._db = self._repair(err)
 
     def _open(self) -> sqlite3.Connection:
@@ -107,6 +127,13 @@ class DerivedDb:
                 if is_busy(err):
                     raise
                 self._db.close()
+                if self.on_damage is not None:  # the user's file: left as it is, not used further (noted)
+                    self._db, self.disabled = None, True
+                    self.notes.append(
+                        f"{self.what} {self.path} became unreadable ({type(err).__name__}: {err}): not used for the "
+                        "rest of this session (the file is left as it is)"
+                    )
+                    return None
                 self._db = self._repair(err)
                 return None if self._db is None else self._execute(sql, args)
 

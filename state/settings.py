@@ -232,7 +232,10 @@ class Settings(BaseModel):
         "`verify_threshold`, `verify_min_sources`, `verify_margin` or `verify_partial_weight` overrides it.",
     )
     verify_threshold: float | None = Field(
-        None, gt=0, description="Support or refute weight a verdict needs (summed hit weights). Unset: the profile's."
+        None,
+        gt=0,
+        le=1000,
+        description="Support or refute weight a verdict needs (summed hit weights). Unset: the profile's.",
     )
     verify_min_sources: int | None = Field(
         None,
@@ -243,6 +246,7 @@ class Settings(BaseModel):
     verify_margin: float | None = Field(
         None,
         ge=1,
+        le=1000,
         description="'Clearly wins': the winning side's weight is at least this times the other's. Unset: the "
         "profile's.",
     )
@@ -259,7 +263,10 @@ class Settings(BaseModel):
         description="Share of a hit's weight that a partial support adds to the support side. Unset: the profile's.",
     )
     verify_date_window_days: int = Field(
-        730, ge=1, description="Dated hits further than this from the median date of the dated evidence do not count."
+        730,
+        ge=1,
+        le=365_000,
+        description="Dated hits further than this from the median date of the dated evidence do not count.",
     )
     tier_weights: dict[str, float] = Field(
         default_factory=lambda: {"primary": 1.0, "wire": 0.8, "trade": 0.6, "other": 0.4},

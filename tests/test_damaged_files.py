@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -70,16 +71,17 @@ def test_damaged_search_cache_is_moved_aside_and_noted(home, corpus):
     assert len(SearchCache(home / "cache.db")) > 0  # the new cache works
 
 
-def test_damaged_page_store_is_moved_aside_and_noted(home, corpus):
+def test_damaged_page_store_is_named_and_kept(home, corpus, capsys):
     home.mkdir(parents=True)
-    garbage(home / "pages.db")
-    result, notes = run(home, corpus, enrich_overlap_max=1.0)
-    assert result.outcome == "answer"
-    assert any("page store" in n and "unreadable" in n for n in notes), notes
-    assert list(home.glob("pages.db.damaged-*")) and len(SqlitePageStore(home / "pages.db")) > 0
+    bad = garbage(home / "pages.db")
+    assert main(["research", TASK, "--corpus", str(corpus)]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("saturate: error: ") and "pages.db is not a readable SQLite database" in last
+    assert "move it away" in last
+    assert (home / "pages.db").read_bytes() == bad  # the user's file: never replaced
 
 
-def test_page_store_damaged_before_decide_answers_from_snippets(home, corpus):
+def test_page_store_damaged_before_decide_is_named_then_the_session_answers_from_snippets(home, corpus, capsys):
     class Stop(Exception):
         pass
 
@@ -99,11 +101,27 @@ def test_page_store_damaged_before_decide_answers_from_snippets(home, corpus):
         )
     assert api.session_state("t2", home=home)["_next"] == ["decide"]
     garbage(home / "pages.db")
+    assert main(["resume", "t2"]) == 2
+    assert "pages.db is not a readable SQLite database" in capsys.readouterr().err
+    (home / "pages.db").rename(home / "pages.db.bad")  # what the message says to do
     result = api.resume("t2", home=home)
-    notes = result.debug["notes"]
-    assert any("page store" in n and "unreadable" in n for n in notes), notes
-    assert any("not in the page store: their snippets were used" in n for n in notes), notes
+    assert any("not in the page store: their snippets were used" in n for n in result.debug["notes"])
     assert result.answer
+
+
+def test_page_store_damaged_mid_session_is_left_alone_and_noted(tmp_path):
+    store = SqlitePageStore(tmp_path / "pages.db")
+    assert store.put("https://a.test/", "text")
+    # a file damaged under an open connection: SQLite's page cache hides it until the next read from disk, so
+    # the test reconnects (what the next statement of a long session meets)
+    store._file._db.close()
+    with open(tmp_path / "pages.db", "r+b") as f:
+        f.write(b"\xff" * 100)
+    store._file._db = sqlite3.connect(tmp_path / "pages.db", check_same_thread=False)
+    assert store.get("https://a.test/") is None and store.put("https://b.test/", "x") is False
+    notes = store.drain_notes()
+    assert len(notes) == 1 and "became unreadable" in notes[0] and "left as it is" in notes[0]
+    assert (tmp_path / "pages.db").read_bytes()[:100] == b"\xff" * 100
 
 
 def test_cache_that_cannot_be_repaired_is_bypassed(tmp_path):
@@ -133,6 +151,19 @@ def test_index_damaged_under_an_open_corpus_is_rebuilt_once(corpus, tmp_path):
     assert hits and hits[0].title == "Tiber"
     assert any("rebuilt" in n for n in source.drain_notes())
     assert source.drain_notes() == []  # each note once
+
+
+def test_full_text_index_damaged_inside_an_intact_file_is_detected_at_open(corpus, tmp_path):
+    source = LocalCorpus.open(corpus, tmp_path / "idx")
+    source.close()
+    db = sqlite3.connect(source.index_path)  # the tables open, the meta table is intact; the postings are garbage
+    db.execute("UPDATE fts_data SET block = x'ffffffff' WHERE id > 1")
+    db.commit()
+    db.close()
+    again = LocalCorpus.open(corpus, tmp_path / "idx")
+    assert [r.title for r in again.search("Tiber river", 1)] == ["Tiber"]
+    notes = again.drain_notes()
+    assert len(notes) == 1 and "is damaged" in notes[0] and "rebuilt from" in notes[0]
 
 
 def test_stale_building_file_of_a_killed_build_is_removed(corpus, tmp_path):

@@ -70,6 +70,23 @@ def test_environment_inf_is_rejected(home, capsys, monkeypatch):
     assert "novelty_epsilon: Input should be a finite number" in capsys.readouterr().err
 
 
+NUMERIC = [
+    name
+    for name, field in Settings.model_fields.items()
+    if str(field.annotation) in ("<class 'int'>", "<class 'float'>", "int | None", "float | None")
+]
+
+
+@pytest.mark.parametrize("name", NUMERIC)
+def test_every_numeric_setting_is_bounded(name):
+    """2^64 (and inf, for floats) is a one-line SettingsError for every number, never an overflow later."""
+    with pytest.raises(SettingsError, match=name):
+        load_settings({name: str(2**64)})
+    if "float" in str(Settings.model_fields[name].annotation):
+        with pytest.raises(SettingsError, match="finite"):
+            load_settings({name: "inf"})
+
+
 def test_settings_reject_inf_in_python():
     with pytest.raises(SettingsError, match="finite"):
         load_settings({"novelty_threshold": float("inf")})
