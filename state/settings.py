@@ -27,6 +27,22 @@ class SettingsError(BadInput):
     """Invalid settings; the message names every bad field and why."""
 
 
+# The design documents' names (../shared/seeds/) of the knobs they give, shown beside ours in `saturate settings
+# --markdown` and the README, so a reader of the documents finds each one.
+DESIGN_NAMES: dict[str, str] = {
+    "max_rounds": "MAX_SEARCH_ROUNDS",
+    "min_rounds": "SEARCHES_PER_TASK + 1",
+    "fixed_rounds": "SEARCHES_PER_TASK (fixed dual search)",
+    "novelty_threshold": "NOVELTY_THRESHOLD",
+    "novelty_epsilon": "NOVELTY_EPSILON",
+    "knowledge_max_chars": "KNOWLEDGE_MAX_CHARS",
+    "search_quality_floor": "SEARCH_QUALITY_FLOOR",
+    "url_enrich_count": "URL_ENRICH_COUNT",
+    "source_ceilings": "SOURCE_QUERY_CEILINGS",
+    "source_descriptions": "SOURCE_CHARACTERISTICS",
+}
+
+
 class Settings(BaseModel):
     # allow_inf_nan=False: inf and nan are no thresholds, margins or timeouts (every float setting is finite)
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
@@ -39,7 +55,11 @@ class Settings(BaseModel):
     )
     max_rounds: int = Field(5, ge=1, le=50, description="Hard cap on search rounds.")
     min_rounds: int = Field(
-        3, ge=1, le=50, description="Rounds that always run before the gate may stop (old SEARCHES_PER_TASK)."
+        3,
+        ge=1,
+        le=50,
+        description="The first round the gate may stop; the rounds before it are always accepted (the design's "
+        "SEARCHES_PER_TASK = 2 is min_rounds 3).",
     )
     fixed_rounds: int = Field(2, ge=1, le=50, description="Rounds run in `fixed` mode.")
     novelty_threshold: float = Field(

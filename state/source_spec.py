@@ -19,9 +19,13 @@ index matched on titles only: names, not facts — the shallow kind), ``wiki``
 (the embedded Wikipedia vital-articles summaries) and ``ddg`` (the web). A
 source without a ceiling gets its kind's (``source_ceilings``), without a
 description its kind's characteristics text (``source_descriptions``); both
-reach the per-source decision. Names default to ``KIND`` or ``KIND:<corpus
-stem>`` (a file named ``corpus.*`` after its folder: ``local:musique``) and must be
-unique (a repeated default name gets ``#2``, ``#3``...).
+reach the per-source decision. A source's ``depth`` (``shallow`` or ``rich``; default: its
+kind's, ``DEFAULT_DEPTHS``) is the design's "typical depth" of a source: the decision prompt
+states it, and the no-model heuristic (``nodes/multi/_loop_decision.py``) explores a shallow source
+for at most ``SHALLOW_QUERIES`` queries and does not stop a rich one for duplicates alone before
+``RICH_QUERIES`` (the design expects 1–2 queries of a shallow source, 5–8 of a rich one).
+Names default to ``KIND`` or ``KIND:<corpus stem>`` (a file named ``corpus.*``
+after its folder: ``local:musique``) and must be unique (a repeated default name gets ``#2``, ``#3``...).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SourceKind = Literal["local", "titles", "wiki", "ddg"]
+SourceDepth = Literal["shallow", "rich"]
 SOURCE_KINDS: tuple[str, ...] = ("local", "titles", "wiki", "ddg")
 
 DEFAULT_CEILINGS: dict[str, int] = {"local": 6, "titles": 3, "wiki": 6, "ddg": 6}
@@ -45,6 +50,13 @@ DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "wiki": "Embedded Wikipedia vital-article summaries (about 10,000 short introductions): broad, general, "
     "shallow on specifics.",
     "ddg": "DuckDuckGo web search: broad and current, mixed reliability, many near-duplicate pages.",
+}
+# the design's source_depth_expectation: full text and the web are rich; titles-only and the embedded
+# summaries (broad, short introductions) are shallow
+DEFAULT_DEPTHS: dict[str, str] = {"local": "rich", "titles": "shallow", "wiki": "shallow", "ddg": "rich"}
+DEPTH_EXPECTATIONS: dict[str, str] = {
+    "shallow": "shallow: one or two queries usually exhaust it",
+    "rich": "rich: five to eight queries are usual before it repeats itself",
 }
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<corpus>.+?))?(?:@(?P<ceiling>\d+))?$")
 
@@ -59,6 +71,7 @@ class SourceSpec(BaseModel):
     corpus: str | None = None
     ceiling: int | None = Field(None, ge=1, le=50)
     description: str | None = Field(None, max_length=2000)
+    depth: SourceDepth | None = None
 
 
 def parse_spec(value: Any) -> dict:
@@ -133,12 +146,15 @@ def default_name(spec: SourceSpec) -> str:
     return spec.kind
 
 
-def resolve(spec: SourceSpec, ceilings: dict[str, int], descriptions: dict[str, str]) -> dict:
-    """The spec with its ceiling and description filled in from the kind's defaults (a plain dict)."""
+def resolve(
+    spec: SourceSpec, ceilings: dict[str, int], descriptions: dict[str, str], depths: dict[str, str] | None = None
+) -> dict:
+    """The spec with its ceiling, description and depth filled in from the kind's defaults (a plain dict)."""
     return {
         "name": spec.name or default_name(spec),
         "kind": spec.kind,
         "corpus": spec.corpus,
         "ceiling": spec.ceiling or ceilings.get(spec.kind) or DEFAULT_CEILINGS[spec.kind],
         "description": spec.description or descriptions.get(spec.kind) or DEFAULT_DESCRIPTIONS[spec.kind],
+        "depth": spec.depth or (depths or {}).get(spec.kind) or DEFAULT_DEPTHS[spec.kind],
     }

@@ -79,3 +79,29 @@ def test_bad_input_is_one_line_on_stderr(tmp_path):
 def test_every_bad_input_error_is_a_badinput():
     for error in (SettingsError, InputError, CorpusError, MonitorError, ModelUnavailable):
         assert issubclass(error, BadInput) and issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize("argv", [["settings", "--markdown"], ["--help"], ["research", "--help"]])
+def test_closed_pipe_exits_quietly(tmp_path, argv):
+    """`saturate settings --markdown | head`: the reader leaves first; no BrokenPipeError traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "saturate.graph.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**env, "SATURATE_HOME": str(tmp_path)},
+    )
+    p.stdout.close()  # before the command writes anything
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) in (0, 141) and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_help_and_table_show_ranges_and_design_names(tmp_path):
+    r = run_main(["research", "--help"], tmp_path)
+    text = " ".join(r["out"].split())
+    assert "Default: 5. Range: 1–50. Design: MAX_SEARCH_ROUNDS." in text
+    r = run_main(["settings", "--markdown"], tmp_path)
+    row = next(line for line in r["out"].splitlines() if line.startswith("| `max_rounds`"))
+    assert "`MAX_SEARCH_ROUNDS`" in row and "| 1–50 |" in row
+    assert all(line.count("|") == 8 for line in r["out"].splitlines() if line.startswith("| `"))

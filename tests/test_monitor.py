@@ -18,15 +18,13 @@ import pytest
 from saturate.graph.cli.monitor import add_arguments, run
 from saturate.graph.monitor.core import (
     EXPANSION_TASK,
-    WEIGHTS,
     Monitor,
     MonitorError,
     RatchetError,
     check_ratchet,
-    level_for,
+    compute_saturation_score,
+    get_level,
     regression_pass_rate,
-    saturation_score,
-    trend,
 )
 
 T0 = 1_750_000_000.0  # a fixed epoch; every call gets an explicit or clock time
@@ -57,14 +55,26 @@ class StubResearch:
         }
 
 
-def metrics_at(score: float, delta_sign: float = 1.0) -> dict:
-    """Metrics whose weighted score is exactly ``score``: every component equals it."""
+STEEP = [1.0, 0.8, 0.6, 0.4, 0.2]  # slope -0.2: trend score 1.0
+FLAT: list[float] = []  # trend score 0.0
+
+
+def metrics_at(score: float) -> dict:
+    """Metrics whose saturation score (the document's formula) is ``score``, for scores in [0.125, 1]:
+    ceiling, proposals and auditors at the same normalised value v; regression 1.0 or 0.5; trend 1.0 or 0."""
+    if score <= 0.675:
+        regression, deltas, v = 0.9, FLAT, (score - 0.125) / 0.55
+    elif score <= 0.80:
+        regression, deltas, v = 1.0, FLAT, (score - 0.25) / 0.55
+    else:
+        regression, deltas, v = 1.0, STEEP, (score - 0.45) / 0.55
     return {
-        "ceiling_rate": score,
-        "regression_pass_rate": score,
-        "improvement_delta": delta_sign * (1.0 - score) * 0.05,  # stagnation = score
-        "proposal_pass_rate": score,
-        "auditor_agreement_rate": score,
+        "benchmark_ceiling_rate": 0.80 * v,
+        "regression_pass_rate": regression,
+        "improvement_delta": 0.0,
+        "proposal_pass_rate": 0.85 * v,
+        "auditor_unanimous_rate": 0.90 * v,
+        "delta_history": deltas,
     }
 
 
@@ -112,48 +122,40 @@ def db(mon: Monitor) -> sqlite3.Connection:
     return sqlite3.connect(mon.store.path)
 
 
-# ---------------------------------------------------------------- score and levels
+# ---------------------------------------------------------------- score, level, delta history
 
 
-def test_levels_at_the_boundaries():
-    cases = {
-        0.0: "NORMAL",
-        0.499999: "NORMAL",
-        0.5: "ELEVATED",
-        0.699999: "ELEVATED",
-        0.7: "HIGH",
-        0.849999: "HIGH",
-        0.85: "CRITICAL",
-        1.0: "CRITICAL",
+def test_a_cycle_is_scored_with_the_documents_formula(mon):
+    for score in (0.2, 0.55, 0.72, 0.9):
+        m = metrics_at(score)
+        assert compute_saturation_score(m) == pytest.approx(score)
+        report = mon.record_cycle(m, SNAPSHOT, expand=False)
+        assert report.score == pytest.approx(score) and report.level == get_level(score)
+    assert report.normalized["improvement_delta_trend"] == 1.0 and report.cycle_id == f"cycle-{report.id}"
+    with pytest.raises(MonitorError, match="missing"):
+        mon.record_cycle({"benchmark_ceiling_rate": 1.0}, SNAPSHOT)
+    with pytest.raises(MonitorError, match="improvement_delta"):
+        mon.record_cycle({**metrics_at(0.5), "improvement_delta": 2.0}, SNAPSHOT)
+
+
+def test_the_delta_history_is_built_from_the_stored_deltas(mon):
+    """Without a delta_history the monitor uses the recorded improvement deltas: declining ones raise the score."""
+    base = {
+        "benchmark_ceiling_rate": 0.80,
+        "regression_pass_rate": 1.0,
+        "proposal_pass_rate": 0.85,
+        "auditor_unanimous_rate": 0.90,
     }
-    for score, level in cases.items():
-        assert level_for(score) == level, score
-        assert saturation_score(metrics_at(score)) == pytest.approx(score, abs=1e-6)
-        assert level_for(saturation_score(metrics_at(score))) == level, score  # no float drift across a boundary
-
-
-def test_score_is_the_weighted_sum_with_stagnation():
-    assert sum(WEIGHTS.values()) == pytest.approx(1.0)
-    only_ceiling = {
-        "ceiling_rate": 1.0,
-        "regression_pass_rate": 0.0,
-        "improvement_delta": 0.05,
-        "proposal_pass_rate": 0.0,
-        "auditor_agreement_rate": 0.0,
-    }
-    assert saturation_score(only_ceiling) == pytest.approx(WEIGHTS["ceiling"])
-    # no improvement at all is fully stagnant; a drop counts like a rise (|delta|)
-    assert saturation_score({**only_ceiling, "improvement_delta": 0.0}) == pytest.approx(
-        WEIGHTS["ceiling"] + WEIGHTS["stagnation"]
-    )
-    assert saturation_score({**only_ceiling, "improvement_delta": -0.025}) == pytest.approx(
-        WEIGHTS["ceiling"] + WEIGHTS["stagnation"] / 2
-    )
-    # no comparable previous cycle: stagnation is left out, the rest renormalized
-    assert saturation_score({**only_ceiling, "improvement_delta": None}) == pytest.approx(0.30 / 0.75)
-    for bad in ({**only_ceiling, "ceiling_rate": 1.2}, {**only_ceiling, "typo_rate": 1.0}, {"ceiling_rate": 1.0}):
-        with pytest.raises(MonitorError):
-            saturation_score(bad)
+    deltas = [None, 0.10, 0.08, 0.06, 0.04, 0.02]  # the first cycle has no previous one
+    reports = [mon.record_cycle({**base, "improvement_delta": d}, SNAPSHOT, expand=False) for d in deltas]
+    assert [r.metrics["delta_history"] for r in reports[:2]] == [[], [0.10]]
+    assert reports[-1].metrics["delta_history"] == [0.10, 0.08, 0.06, 0.04, 0.02]
+    assert [r.normalized["improvement_delta_trend"] for r in reports[:5]] == [0.0] * 5  # under 5 deltas
+    assert reports[-1].normalized["improvement_delta_trend"] == pytest.approx(0.2)  # slope -0.02 x 10
+    assert reports[-1].score == pytest.approx(0.80 + 0.20 * 0.2) and reports[-1].level == "HIGH"
+    with db(mon) as c:
+        stored = [r[0] for r in c.execute("SELECT improvement_delta FROM aggregates ORDER BY id")]
+    assert stored == deltas
 
 
 def test_regression_pass_rate_on_the_same_task_set():
@@ -164,19 +166,20 @@ def test_regression_pass_rate_on_the_same_task_set():
 # ---------------------------------------------------------------- rolling window
 
 
-def test_rolling_window_average_and_trend_on_a_synthetic_series(mon):
-    scores = [round(0.30 + 0.02 * i, 4) for i in range(25)]
+def test_the_aggregate_over_a_synthetic_series(mon):
+    scores = [round(0.30 + 0.02 * i, 4) for i in range(25)]  # 0.30 ... 0.78
     reports = feed(mon, scores, expand=False)
-    last = reports[-1]
+    agg = reports[-1].aggregate
     assert [r.id for r in reports] == list(range(1, 26))
-    assert last.window.size == 20
-    assert last.window.average == pytest.approx(np.mean(scores[-20:]))
-    assert last.window.slope == pytest.approx(np.polyfit(range(20), scores[-20:], 1)[0]) == pytest.approx(0.02)
-    assert scores[-5:] == [0.70, 0.72, 0.74, 0.76, 0.78]
-    assert (last.window.consecutive_high, last.window.consecutive_critical) == (5, 0)
-    assert trend([0.5]) == 0.0 and trend([0.9, 0.8, 0.7]) == pytest.approx(-0.1)
-    falling = feed(mon, [0.2] * 20, expand=False)[-1].window
-    assert falling.slope == 0.0 and falling.average == pytest.approx(0.2) and falling.consecutive_high == 0
+    assert agg["cycles_tracked"] == 20 and (agg["oldest_cycle"], agg["newest_cycle"]) == ("cycle-6", "cycle-25")
+    rm = agg["rolling_metrics"]
+    assert rm["avg_saturation_score"] == pytest.approx(np.mean(scores[-20:]))
+    assert rm["saturation_trend"] == "increasing"  # slope 0.02 > 0.01
+    assert [h["level"] for h in agg["history"][-5:]] == ["ELEVATED", "HIGH", "HIGH", "HIGH", "HIGH"]  # 0.70 - eps
+    assert (rm["consecutive_high_count"], rm["consecutive_critical_count"]) == (4, 0)
+    flat = feed(mon, [0.2] * 20, expand=False)[-1].aggregate["rolling_metrics"]
+    assert flat["saturation_trend"] == "stable" and flat["avg_saturation_score"] == pytest.approx(0.2)
+    assert flat["consecutive_high_count"] == 0
 
 
 # ---------------------------------------------------------------- consistency detection
@@ -185,23 +188,32 @@ def test_rolling_window_average_and_trend_on_a_synthetic_series(mon):
 def test_no_trigger_before_ten_cycles(mon):
     research = StubResearch()
     reports = feed(mon, [0.95] * 9, research)
-    assert all(r.trigger is None and r.expansion_id is None for r in reports)
-    assert reports[-1].window.consecutive_critical == 9
+    assert all(r.action == "CONTINUE" and r.expansion_id is None for r in reports)
+    assert reports[-1].consistency["reason"] == "Insufficient data: 9 cycles"
+    assert reports[-1].aggregate["rolling_metrics"]["consecutive_critical_count"] == 9
     assert mon.status()["pending_expansions"] == [] and research.calls == []
     tenth = feed(mon, [0.95], research)[0]
-    assert tenth.trigger == "urgent_expansion" and tenth.expansion_id == 1
+    assert tenth.consistency["urgency"] == "CRITICAL" and tenth.expansion_id == 1
 
 
 def test_five_critical_start_an_urgent_expansion_pending_with_proposals(mon, tasks_file):
     research = StubResearch()
     reports = feed(mon, [0.3] * 5 + [0.9] * 5, research)
-    assert [r.trigger for r in reports[:9]] == [None] * 9
+    assert [r.action for r in reports[:9]] == ["CONTINUE"] * 9
     report = reports[-1]
-    assert report.level == "CRITICAL" and report.window.consecutive_critical == 5
-    assert report.trigger == "urgent_expansion" and not report.suppressed
+    assert report.level == "CRITICAL" and report.aggregate["rolling_metrics"]["consecutive_critical_count"] == 5
+    assert report.consistency == {
+        "is_consistent": True,
+        "action": "TRIGGER_EXPANSION_RESEARCH",
+        "reason": "URGENT: 5 consecutive CRITICAL",
+        "urgency": "CRITICAL",
+    }
+    assert not report.suppressed
 
     exp = mon.expansion(report.expansion_id)
     assert (exp["kind"], exp["status"], exp["cycle_id"]) == ("urgent_expansion", "pending", 10)
+    assert (exp["trigger_reason"], exp["urgency"]) == ("URGENT: 5 consecutive CRITICAL", "CRITICAL")
+    assert exp["score_at_trigger"] == pytest.approx(0.6)  # the rolling average, as the document stores it
     assert research.calls == [(EXPANSION_TASK, exp["thread_id"])]
     assert exp["thread_id"].startswith(f"monitor-expansion-{exp['id']}-")
     assert exp["answer"] == "Add harder multi-hop questions [1]." and exp["sources"][0]["title"] == "MuSiQue"
@@ -221,28 +233,45 @@ def test_five_critical_start_an_urgent_expansion_pending_with_proposals(mon, tas
 
 def test_ten_high_cycles_start_an_expansion(mon):
     reports = feed(mon, [0.75] * 10, StubResearch())
-    assert [r.trigger for r in reports] == [None] * 9 + ["expansion"]
-    assert reports[-1].window.consecutive_high == 10 and reports[-1].window.slope == 0.0
-    assert mon.expansion(reports[-1].expansion_id)["kind"] == "expansion"
+    assert [r.action for r in reports] == ["CONTINUE"] * 9 + ["TRIGGER_EXPANSION_RESEARCH"]
+    last = reports[-1]
+    assert last.consistency["reason"] == "10 consecutive HIGH" and last.consistency["urgency"] == "HIGH"
+    assert last.aggregate["rolling_metrics"]["saturation_trend"] == "stable"
+    assert mon.expansion(last.expansion_id)["kind"] == "expansion"
 
 
-def test_rising_average_at_or_above_070_flags_for_review(mon):
+def test_a_rising_average_at_or_above_070_is_flagged_for_review_without_research(mon):
+    research = StubResearch()
     scores = [0.40, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80, 0.82, 0.84, 0.86]
-    last = feed(mon, scores, StubResearch())[-1]
-    assert last.window.average == pytest.approx(0.742) and last.window.slope > 0
-    assert last.window.consecutive_high == 9 and last.window.consecutive_critical == 1
-    assert last.trigger == "review" and mon.expansion(last.expansion_id)["status"] == "pending"
+    last = feed(mon, scores, research)[-1]
+    rm = last.aggregate["rolling_metrics"]
+    assert rm["avg_saturation_score"] == pytest.approx(0.742) and rm["saturation_trend"] == "increasing"
+    # the document's loop: the newest CRITICAL counts in both, the HIGH below it ends the walk after itself
+    assert (rm["consecutive_high_count"], rm["consecutive_critical_count"]) == (2, 1)
+    assert last.consistency == {
+        "is_consistent": True,
+        "action": "FLAG_FOR_REVIEW",
+        "reason": "Rolling avg 0.74 with increasing trend",
+        "urgency": "MEDIUM",
+    }
+    # the document notifies the human; only TRIGGER_EXPANSION_RESEARCH spawns research
+    assert last.expansion_id is None and research.calls == [] and mon.status()["pending_expansions"] == []
+    assert mon.status()["consistency"]["action"] == "FLAG_FOR_REVIEW"
+    with db(mon) as c:
+        row = c.execute("SELECT action, reason, urgency FROM aggregates WHERE id = 10").fetchone()
+    assert row == ("FLAG_FOR_REVIEW", "Rolling avg 0.74 with increasing trend", "MEDIUM")
     falling = [0.84, 0.82, 0.80, 0.78, 0.76, 0.74, 0.72, 0.70, 0.68, 0.66]
     with Monitor(mon.store.path.with_name("other.db"), clock=Clock()) as other:
         last = feed(other, falling, StubResearch())[-1]
-    assert last.window.average == pytest.approx(0.75) and last.window.slope < 0 and last.trigger is None  # not rising
+    assert last.aggregate["rolling_metrics"]["avg_saturation_score"] == pytest.approx(0.75)
+    assert last.action == "CONTINUE"  # decreasing: no review
 
 
 def test_no_duplicate_trigger_while_an_expansion_is_open(mon):
     research = StubResearch()
     feed(mon, [0.9] * 10, research)
     again = feed(mon, [0.9] * 3, research)
-    assert all(r.trigger == "urgent_expansion" and r.suppressed and r.expansion_id is None for r in again)
+    assert all(r.consistency["urgency"] == "CRITICAL" and r.suppressed and r.expansion_id is None for r in again)
     mon.approve(1, "alice")  # approved but not applied is still open
     assert feed(mon, [0.9], research)[0].suppressed
     mon.reject(1, "alice")
@@ -256,6 +285,9 @@ def test_a_failed_research_session_is_recorded_and_the_proposals_kept(mon):
     exp = mon.start_expansion("expansion", StubResearch(fail=True))
     assert exp["status"] == "pending" and "search backend down" in exp["research_error"]
     assert exp["answer"] == "" and exp["proposals"]
+    assert (exp["urgency"], exp["trigger_reason"]) == ("HIGH", "started by hand (expansion)")
+    with pytest.raises(MonitorError, match="unknown expansion kind 'review'"):
+        mon.start_expansion("review", StubResearch())  # a review is a flag, not an expansion
 
 
 # ---------------------------------------------------------------- approval, ratchet, apply
@@ -422,7 +454,7 @@ def test_retention_prunes_old_snapshots_but_keeps_aggregates_and_expansions(tmp_
     mon.init_harness(config, now=T0)
     mon.record_cycle(metrics_at(0.5), {"n": 1}, now=T0, expand=False)
     mon.record_cycle(metrics_at(0.5), {"n": 2}, now=T0 + 50 * DAY, expand=False)
-    mon.start_expansion("review", StubResearch(), now=T0 + 50 * DAY)
+    mon.start_expansion("expansion", StubResearch(), now=T0 + 50 * DAY)
     assert mon.prune(now=T0 + 89 * DAY) == 0
     assert mon.prune(now=T0 + 100 * DAY) == 1
     with db(mon) as c:
@@ -433,8 +465,8 @@ def test_retention_prunes_old_snapshots_but_keeps_aggregates_and_expansions(tmp_
     with db(mon) as c:
         assert [r[0] for r in c.execute("SELECT id FROM cycles")] == [3]
         assert c.execute("SELECT COUNT(*) FROM aggregates").fetchone()[0] == 3
-        assert c.execute("SELECT improvement_delta FROM aggregates WHERE id = 1").fetchone()[0] == pytest.approx(0.025)
-    assert report.window.size == 3 and mon.expansion(1)["kind"] == "review"
+        assert c.execute("SELECT improvement_delta FROM aggregates WHERE id = 1").fetchone()[0] == 0.0
+    assert report.aggregate["cycles_tracked"] == 3 and mon.expansion(1)["kind"] == "expansion"
     assert mon.last_snapshot() == {"n": 3}
     mon.close()
 
@@ -460,16 +492,19 @@ def test_cli_prints_the_level_and_pending_expansions(tmp_path, config, capsys):
     assert _cli(home) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("level: CRITICAL (score 0.900, cycle 10")
-    assert out[1].startswith("trend: rising, slope +") and "rolling average 0.600 over the last 10 cycles" in out[1]
-    assert "consecutive: 5 HIGH-or-above, 5 CRITICAL" in out[2]
+    assert out[1].startswith("trend: increasing, slope +") and "rolling average 0.600 over the last 10 cycles" in out[1]
+    assert "consecutive: 5 HIGH, 5 CRITICAL" in out[2]
+    assert out[3] == "consistency: TRIGGER_EXPANSION_RESEARCH (urgency CRITICAL): URGENT: 5 consecutive CRITICAL"
     assert "harness: version 1, 2 thresholds, 1 benchmarks enabled, 0 disabled" in out
     assert any(
-        line.startswith("pending expansion 1: urgent_expansion, pending since") and "2 proposals" in line
+        line.startswith("pending expansion 1: urgent_expansion (URGENT: 5 consecutive CRITICAL), pending since")
+        and "2 proposals" in line
         for line in out
     )
 
     assert _cli(home, "--show", "1") == 0
     shown = capsys.readouterr().out
+    assert "(URGENT: 5 consecutive CRITICAL, urgency CRITICAL, rolling average 0.60)" in shown.splitlines()[0]
     assert (
         "proposal 1: raise threshold musique.recall from 0.6 to 0.7" in shown
         and "add benchmark musique-hard-e1" in shown
@@ -555,3 +590,74 @@ def test_a_saturated_benchmark_gets_a_tighter_budget_variant(tmp_path, config):
         assert p["benchmark"]["tasks"] == config["benchmarks"][0]["tasks"]
         mon.approve(exp["id"], "alice")
         assert mon.apply(exp["id"])["new_checks"] == {"thresholds": [], "benchmarks": ["musique-k2-e1"]}
+
+
+# ---------------------------------------------------------------- schema 1 files
+
+
+SCHEMA_1 = """
+CREATE TABLE cycles (id INTEGER PRIMARY KEY, ts REAL NOT NULL, harness_version INTEGER, ceiling_rate REAL,
+    regression_pass_rate REAL, improvement_delta REAL, proposal_pass_rate REAL, auditor_agreement_rate REAL,
+    score REAL NOT NULL, level TEXT NOT NULL, snapshot TEXT NOT NULL);
+CREATE TABLE aggregates (id INTEGER PRIMARY KEY, ts REAL NOT NULL, score REAL NOT NULL, level TEXT NOT NULL,
+    harness_version INTEGER, ceiling_rate REAL, regression_pass_rate REAL, improvement_delta REAL,
+    proposal_pass_rate REAL, auditor_agreement_rate REAL);
+CREATE TABLE expansions (id INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+    cycle_id INTEGER, thread_id TEXT, answer TEXT NOT NULL DEFAULT '', sources TEXT NOT NULL DEFAULT '[]',
+    research_error TEXT, proposals TEXT NOT NULL DEFAULT '[]', approved_by TEXT, decided_ts REAL,
+    applied_version INTEGER, note TEXT NOT NULL DEFAULT '');
+INSERT INTO cycles VALUES (1, 1750000000, NULL, 0.5, 1.0, NULL, 0.5, 0.9, 0.61, 'ELEVATED', '{}');
+INSERT INTO aggregates VALUES (1, 1750000000, 0.61, 'ELEVATED', NULL, 0.5, 1.0, NULL, 0.5, 0.9);
+INSERT INTO expansions (id, ts, kind, status) VALUES (1, 1750000000, 'review', 'rejected');
+PRAGMA user_version = 1;
+"""
+
+
+def test_a_schema_1_file_is_migrated_in_place(tmp_path):
+    path = tmp_path / "monitor.db"
+    with sqlite3.connect(path) as c:
+        c.executescript(SCHEMA_1)
+    with Monitor(path, clock=Clock()) as mon:
+        report = mon.record_cycle(metrics_at(0.55), SNAPSHOT, expand=False)
+        assert report.aggregate["cycles_tracked"] == 2 and report.aggregate["history"][0]["score"] == 0.61
+        assert mon.expansion(1)["kind"] == "review" and mon.expansion(1)["trigger_reason"] is None
+    with sqlite3.connect(path) as c:
+        cols = [r[1] for r in c.execute("PRAGMA table_info(aggregates)")]
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert c.execute(
+            "SELECT benchmark_ceiling_rate, auditor_unanimous_rate FROM cycles WHERE id = 1"
+        ).fetchone() == (
+            0.5,
+            0.9,
+        )
+    assert "ceiling_rate" not in cols and {"benchmark_ceiling_rate", "auditor_unanimous_rate", "action"} <= set(cols)
+
+
+# ---------------------------------------------------------------- what the research bench reports
+
+
+def test_the_bench_reports_the_documents_signals():
+    from saturate.graph.bench.research import cycle_metrics
+
+    def runs(recalls, agreed=(1, 1)):
+        return [
+            {"task_id": str(i), "gold_recall": r, "judged": 2, "agreed": agreed[i % 2]} for i, r in enumerate(recalls)
+        ]
+
+    previous = {"musique": {"runs": {"saturate": runs([1.0, 0.5, 0.5, 1.0])}}}
+    results = {
+        "musique": {
+            "runs": {"saturate": runs([1.0, 0.5, 1.0, 0.75], agreed=(2, 1))},
+            "targets": {"a": {"met": True}, "b": {"met": False}},
+        }
+    }
+    m = cycle_metrics(results, previous)
+    assert m == {
+        "benchmark_ceiling_rate": 0.5,  # tasks with gold recall > 0.95
+        "regression_pass_rate": 0.75,  # task 3 dropped from 1.0 to 0.75
+        "improvement_delta": pytest.approx(0.0625),  # mean recall 0.8125 vs 0.75
+        "proposal_pass_rate": 0.5,
+        "auditor_unanimous_rate": 0.75,  # 6 of 8 judged rounds agreed
+    }
+    first = cycle_metrics(results, None)
+    assert first["improvement_delta"] is None and first["regression_pass_rate"] == 1.0

@@ -92,11 +92,37 @@ def test_bad_sources_exit_2(home, tmp_path, capsys):
 
 
 def test_bench_multi_json(home, capsys):
-    assert main(["bench", "multi", "--set", "musique", "--limit", "3", "--json"]) == 0
+    argv = ["bench", "multi", "--set", "musique", "--limit", "3", "--latency-ms", "0", "--jobs", "1", "--json"]
+    assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["set"] == "musique" and out["single"]["tasks"] == out["multi"]["tasks"] == 3
-    assert out["multi"]["ceiling_violations"] == 0 and out["bar"]["ceilings_met"]
-    for side in ("single", "multi"):
-        assert {"gold_recall", "relevant", "results", "searches", "seconds"} <= out[side].keys()
-    assert out["multi"]["searches"] > out["single"]["searches"] / 2
-    assert [s["name"] for s in out["sources"]] == ["local:musique", "titles:musique"]
+    assert out["set"] == "musique" and out["single"]["tasks"] == 3 and out["latency_ms"] == 0
+    assert set(out["scenarios"]) == {"document", "one_corpus"}
+    doc, one = out["scenarios"]["document"], out["scenarios"]["one_corpus"]
+    assert [(s["name"], s["depth"]) for s in doc["sources"]] == [
+        ("local:musique", "rich"),
+        ("titles:musique", "shallow"),
+        ("wiki", "shallow"),
+    ]
+    assert [s["name"] for s in one["sources"]] == ["local:musique", "titles:musique"]
+    for sc in (doc, one):
+        assert sc["multi"]["tasks"] == 3 and sc["multi"]["ceiling_violations"] == 0 and sc["bar"]["ceilings_met"]
+        assert {"gold_recall", "relevant", "results", "searches", "seconds"} <= sc["multi"].keys()
+        assert sc["multi"]["searches"] > out["single"]["searches"] / 2
+        assert sc["bar"]["relevant_ratio"] == round(sc["multi"]["relevant"] / out["single"]["relevant"], 3)
+    kinds = doc["multi"]["by_kind"]
+    assert set(kinds) == {"local", "titles", "wiki"} and all(k["loops"] == 3 for k in kinds.values())
+    assert kinds["titles"]["queries"] <= 2 and kinds["wiki"]["queries"] <= 2  # shallow: 1-2 queries
+    assert sum(kinds["titles"]["distribution"].values()) == 3
+
+
+def test_bench_multi_text_in_worker_processes(home, capsys):
+    """The default output: both configurations beside the single loop, the audit per kind, the bar; tasks run
+    in worker processes."""
+    argv = ["bench", "multi", "--set", "hotpotqa", "--limit", "2", "--latency-ms", "5", "--jobs", "2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "== hotpotqa (2 tasks, every search waits 5 ms)" in out
+    assert "multi (document)" in out and "multi (one corpus)" in out
+    assert "  audit titles (shallow, ceiling 3):" in out and "  audit local (rich, ceiling 6):" in out
+    assert out.count("seed's bar: relevant x") == 2 and "2 worker processes" in out
+    assert main(["bench", "multi", "--jobs", "0"]) == 2

@@ -54,6 +54,7 @@ def test_valid_continue_then_stop(home, musique_source):
     req = script.by_role("source_decision")[0]
     system, user = req["messages"][0]["content"], req["messages"][1]["content"]
     assert DEFAULT_DESCRIPTIONS["local"] in system and "at most 6 queries" in system
+    assert "Its typical depth: rich: five to eight queries" in system  # the design's source_depth_expectation
     assert "| Bubye River country | 5 | 5 | 0 | 100 |" in user and "Results accumulated from it: 5" in user
     assert "<gaps>" in user and "task terms not found" in user
     assert req["options"]["temperature"] == 0

@@ -21,12 +21,20 @@ search failed (the errors are printed and recorded), 130 interrupted, 1 a full o
 
 from __future__ import annotations
 
+import os
 import sys
 
 from saturate.graph.cli.bench import cmd_bench
 from saturate.graph.cli.diagram import cmd_graph
 from saturate.graph.cli.monitor import run as cmd_monitor
-from saturate.graph.cli.output import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, disk_problem, say
+from saturate.graph.cli.output import (
+    EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    disk_problem,
+    say,
+)
 from saturate.graph.cli.parser import build_parser
 from saturate.graph.cli.research import cmd_fork, cmd_research, cmd_resume, cmd_verify
 from saturate.graph.cli.sessions import cmd_checkpoints, cmd_prune, cmd_runs, cmd_show
@@ -58,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     except BadInput as exc:
         say(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `saturate ... | head`: the reader left; stop quietly, as a shell tool does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's exit flush would raise again on the closed pipe
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         say("saturate: interrupted; the session is checkpointed — continue it with `saturate resume`", file=sys.stderr)
         return EXIT_INTERRUPTED

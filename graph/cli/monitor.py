@@ -10,10 +10,9 @@ import argparse
 import json
 import sys
 
-from saturate.graph.cli.output import EXIT_BAD_INPUT
+from saturate.graph.cli.output import EXIT_BAD_INPUT, say
 from saturate.graph.monitor.core import Monitor
 from saturate.graph.monitor.harness import MonitorError
-from saturate.graph.monitor.score import TREND_EPSILON
 from saturate.graph.monitor.store import SNAPSHOT_RETENTION_DAYS, iso
 
 
@@ -64,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
                 out = mon.status()
                 lines = status_lines(out)
     except MonitorError as exc:
-        print(f"saturate: error: {exc}", file=sys.stderr)
+        say(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(json.dumps(out, ensure_ascii=False, indent=2, default=str) if args.json else "\n".join(lines))
+    say(json.dumps(out, ensure_ascii=False, indent=2, default=str) if args.json else "\n".join(lines))
     return 0
 
 
@@ -74,15 +73,14 @@ def status_lines(s: dict) -> list[str]:
     if not s["cycles"]:
         lines = [f"level: none yet (no cycles recorded in {s['db']})"]
     else:
-        w = s["window"]
-        rising = "rising" if w["slope"] > TREND_EPSILON else "falling" if w["slope"] < -TREND_EPSILON else "flat"
+        agg, rm, c = s["aggregate"], s["aggregate"]["rolling_metrics"], s["consistency"]
         lines = [
             f"level: {s['level']} (score {s['score']:.3f}, cycle {s['last_cycle']} at {iso(s['last_ts'])})",
-            f"trend: {rising}, slope {w['slope']:+.4f} per cycle; "
-            f"rolling average {w['average']:.3f} over the last {w['size']} cycles",
-            f"consecutive: {w['consecutive_high']} HIGH-or-above, {w['consecutive_critical']} CRITICAL "
+            f"trend: {rm['saturation_trend']}, slope {s['trend_slope']:+.4f} per cycle; "
+            f"rolling average {rm['avg_saturation_score']:.3f} over the last {agg['cycles_tracked']} cycles",
+            f"consecutive: {rm['consecutive_high_count']} HIGH, {rm['consecutive_critical_count']} CRITICAL "
             f"({s['cycles']} cycles in all)",
-            f"trigger: {s['trigger'] or 'none'}",
+            f"consistency: {c['action']} (urgency {c['urgency']}): {c['reason'] or 'no consistent saturation'}",
         ]
     h = s["harness"]
     if h:
@@ -97,7 +95,7 @@ def status_lines(s: dict) -> list[str]:
     for e in s["pending_expansions"]:
         err = "; research failed" if e["research_error"] else ""
         lines.append(
-            f"pending expansion {e['id']}: {e['kind']}, {e['status']} since {iso(e['ts'])}, "
+            f"pending expansion {e['id']}: {e['kind']} ({e['trigger_reason']}), {e['status']} since {iso(e['ts'])}, "
             f"{e['proposals']} proposals, "
             f"research thread {e['thread_id']}{err} (saturate monitor --show {e['id']})"
         )
@@ -108,8 +106,10 @@ def status_lines(s: dict) -> list[str]:
 
 
 def expansion_lines(e: dict) -> list[str]:
+    at = "" if e.get("score_at_trigger") is None else f", rolling average {e['score_at_trigger']:.2f}"
     lines = [
         f"expansion {e['id']}: {e['kind']}, {e['status']}, triggered at {iso(e['ts'])} after cycle {e['cycle_id']}"
+        + (f" ({e['trigger_reason']}, urgency {e['urgency']}{at})" if e.get("trigger_reason") else "")
         + (f", decided by {e['approved_by']}" if e["approved_by"] else "")
         + (f", applied as version {e['applied_version']}" if e["applied_version"] else "")
     ]

@@ -16,6 +16,7 @@ from saturate.state.text import printable
 EXIT_BAD_INPUT = 2
 EXIT_NO_RESULTS = 3  # the session finished, but every search failed and nothing was retrieved
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe
 EXIT_FAILED = 1
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Literal, get_args, get_origin
 
 from pydantic_core import PydanticUndefined
 
 from saturate.graph.cli.output import say
-from saturate.state.settings import ENV_PREFIX, Settings, load_settings
+from saturate.state.settings import DESIGN_NAMES, ENV_PREFIX, Settings, load_settings
 
 
 def flag(name: str) -> str:
@@ -29,6 +30,31 @@ def default_text(name: str) -> str:
     return "unset" if d is None or d is PydanticUndefined else str(d)
 
 
+def range_text(name: str, markdown: bool = False) -> str:
+    """The values a setting accepts, from its field: ``1–50``, ``> 0, ≤ 3600``, ``local | ddg``; "" when any.
+
+    ``markdown``: choices as code spans separated by commas (a ``|`` would split a table cell)."""
+    field = Settings.model_fields[name]
+    annotation = field.annotation
+    literal = annotation if get_origin(annotation) is Literal else None
+    literal = literal or next((a for a in get_args(annotation) if get_origin(a) is Literal), None)
+    if literal is not None:
+        values = [str(v) for v in get_args(literal)]
+        return ", ".join(f"`{v}`" for v in values) if markdown else " | ".join(values)
+    bounds = {
+        k: getattr(m, k) for m in field.metadata for k in ("ge", "gt", "le", "lt") if getattr(m, k, None) is not None
+    }
+
+    def num(v: float) -> str:
+        return "2^63−1" if v == 2**63 - 1 else (f"{v:,}" if isinstance(v, int) else f"{v:g}")
+
+    if "ge" in bounds and "le" in bounds:
+        return f"{num(bounds['ge'])}–{num(bounds['le'])}"
+    parts = [f"≥ {num(bounds['ge'])}" if "ge" in bounds else "", f"> {num(bounds['gt'])}" if "gt" in bounds else ""]
+    parts += [f"≤ {num(bounds['le'])}" if "le" in bounds else "", f"< {num(bounds['lt'])}" if "lt" in bounds else ""]
+    return ", ".join(p for p in parts if p)
+
+
 def add_setting_flags(p: argparse.ArgumentParser) -> None:
     """A ``--<setting>`` flag per setting; a setting whose flag the parser already has (``bench``'s own
     ``--seed`` and ``--corpus``) is skipped."""
@@ -41,7 +67,10 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
             dest=f"setting_{name}",
             metavar=name.upper(),
             default=None,
-            help=f"{field.description} Default: {default_text(name)}. Env: {ENV_PREFIX}{name.upper()}.",
+            help=f"{field.description} Default: {default_text(name)}."
+            + (f" Range: {range_text(name)}." if range_text(name) else "")
+            + (f" Design: {DESIGN_NAMES[name]}." if name in DESIGN_NAMES else "")
+            + f" Env: {ENV_PREFIX}{name.upper()}.",
         )
 
 
@@ -60,10 +89,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def settings_markdown() -> str:
-    lines = ["| setting | default | env var | CLI flag | meaning |", "|---|---|---|---|---|"]
+    lines = [
+        "| setting | design name | default | range | env var | CLI flag | meaning |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, field in Settings.model_fields.items():
         env = f"{ENV_PREFIX}{name.upper()}"
-        lines.append(f"| `{name}` | `{default_text(name)}` | `{env}` | `{flag(name)}` | {field.description} |")
+        design = f"`{DESIGN_NAMES[name]}`" if name in DESIGN_NAMES else ""
+        lines.append(
+            f"| `{name}` | {design} | `{default_text(name)}` | {range_text(name, markdown=True)} | `{env}` "
+            f"| `{flag(name)}` | {field.description} |"
+        )
     return "\n".join(lines)
 
 

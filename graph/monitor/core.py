@@ -1,57 +1,64 @@
 """The saturation monitor: is the research benchmark still hard for this agent?
 
+It implements ``../shared/seeds/003_6319ea3770ccbb60.txt`` ("Saturation Detection Algorithm v1.0").
 Each benchmark run (``saturate bench``) is a *cycle*. The bench reports five metrics per cycle; the
-monitor stores them in SQLite (``monitor.db`` in the data directory, see ``monitor.store``),
-scores how saturated the benchmark is, watches the trend over a rolling window and, when the
-benchmark has consistently stopped being hard, runs a research session with the agent itself on how
-to make it harder and stores concrete proposals for a human to approve.
+monitor stores them in SQLite (``monitor.db`` in the data directory, see ``monitor.store``), scores
+how saturated the benchmark is, watches a rolling window and, when saturation is consistent, runs a
+research session with the agent itself on how to make the benchmark harder and stores concrete
+proposals for a human to approve.
 
-Metric mapping (the issue's names → what this harness measures; each in [0, 1], higher = more saturated)
-    ceiling_rate            benchmark ceiling rate: the share of benchmark tasks at full gold recall
-                            under the default ``saturate`` policy.
-    regression_pass_rate    regression pass rate: the share of tasks whose gold recall did not drop vs
-                            the previous cycle on the same task set (1.0 on the first cycle); see
-                            ``regression_pass_rate()``.
-    improvement_delta       improvement-delta history: the change of the main recall figure vs the
-                            previous cycle (kept per cycle, permanently, in ``aggregates``). It enters
-                            the score as stagnation = 1 - min(1, |delta| / 0.05): no change → 1.0.
-                            None = no comparable previous cycle: stagnation is left out and the other
-                            weights are renormalized.
-    proposal_pass_rate      proposal pass rate: the share of benchmark targets (policies meeting their
-                            thresholds) met in this cycle.
-    auditor_agreement_rate  auditor agreement rate: the share of rounds on which two novelty judges
-                            agree on continue/stop (heuristic vs seed-heuristic without a model; model
-                            vs heuristic with one). Computed by the caller.
+Signals (the document's names → what this harness measures; rates in [0, 1])
+    benchmark_ceiling_rate  "% of benchmarks scoring > 95 %": the share of benchmark tasks whose gold
+                            recall under the default ``saturate`` policy is above 0.95 (with 2-4 gold
+                            paragraphs a task: all of them found). Normalised ÷ 0.80, capped at 1.
+    regression_pass_rate    "% of regression tests passing": the share of tasks whose gold recall did not
+                            drop vs the previous cycle on the same task set (1.0 on the first cycle; see
+                            ``regression_pass_rate()``). Normalised: 1.0 only at exactly 100 %, else 0.5.
+    improvement_delta       the cycle's improvement: the change of the mean gold recall vs the previous
+                            cycle (None on a first cycle); kept per cycle, permanently, in ``aggregates``.
+                            The score's ``improvement_delta_trend`` signal is ``compute_trend_score`` of
+                            ``delta_history``: the deltas of the last 20 cycles that have one, this cycle's
+                            last (a caller may pass ``delta_history`` itself). The document says "trend of
+                            improvement magnitudes"; we use the signed deltas, so a regression counts as a
+                            decline. Recall deltas are small: the trend score stays 0 unless the deltas fall
+                            by more than 0.01 per cycle.
+    proposal_pass_rate      "% of proposals passing eval": the share of benchmark targets (thresholds of
+                            the harness config) met in this cycle. Normalised ÷ 0.85, capped at 1.
+    auditor_unanimous_rate  "% of cycles with all auditors agreeing": per cycle, the share of rounds on which
+                            the novelty judges agree on continue/stop (heuristic vs seed-heuristic without a
+                            model; model vs heuristic with one). Normalised ÷ 0.90, capped at 1.
 
-Score and levels
-    score = Σ WEIGHTS[c] * component[c], clamped to [0, 1] and rounded to 6 places. The seed's exact
-    weights were not available: WEIGHTS below (ceiling 0.30, regression 0.20, stagnation 0.25,
-    proposal 0.15, agreement 0.10) are OUR ASSUMPTION — change them in ``WEIGHTS`` in
-    ``graph/monitor/score.py`` (they must sum to 1; the level and trigger constants are there too).
-    Levels: NORMAL < 0.5 ≤ ELEVATED < 0.7 ≤ HIGH < 0.85 ≤ CRITICAL.
+Score, levels, window, consistency (``monitor.score``, the document's functions under its names)
+    score = 0.30 ceiling + 0.25 regression + 0.20 trend + 0.15 proposals + 0.10 auditors
+    (``compute_saturation_score``); levels NORMAL < 0.5 ≤ ELEVATED < 0.7 ≤ HIGH < 0.85 ≤ CRITICAL
+    (``get_level``). After every cycle the aggregate over the last 20 cycles is rebuilt
+    (``build_aggregate``: average score, trend from the least-squares slope, consecutive HIGH and
+    CRITICAL counts exactly as ``computeRollingMetrics`` counts them) and ``check_consistency`` decides,
+    first match wins: under 10 cycles → CONTINUE ("Insufficient data"); 5 consecutive CRITICAL →
+    TRIGGER_EXPANSION_RESEARCH, urgency CRITICAL (an ``urgent_expansion``); 10 consecutive HIGH →
+    TRIGGER_EXPANSION_RESEARCH, urgency HIGH (an ``expansion``); rolling average ≥ 0.70 and increasing →
+    FLAG_FOR_REVIEW (urgency MEDIUM): the human is notified (the bench prints it, ``saturate monitor``
+    shows it; stored with the cycle), no research is started — as the document's ``recordCycle`` does.
+    Each cycle's action, reason and urgency are kept in ``aggregates``.
+    Deviation: the document would spawn research on every cycle while the condition holds; here an
+    expansion of a kind is not started again while one of that kind is open (pending, or approved but
+    not applied): the cycle reports ``suppressed``.
 
-Rolling window and consistency detection
-    Over the last ``WINDOW`` (20) cycles: the average score, the slope of a least-squares line over the
-    cycle index, and the runs (counted back from the latest cycle, within the window) of HIGH-or-above
-    and of CRITICAL. Nothing fires before ``MIN_CYCLES`` (10) cycles. Then, first match wins:
-    5 consecutive CRITICAL → ``urgent_expansion``; 10 consecutive HIGH-or-above → ``expansion``;
-    rolling average ≥ 0.70 with a rising trend (slope > 1e-9) → ``review``. A trigger does not fire
-    again while an expansion of the same kind is open (pending, or approved but not applied).
-
-Expansions (all three triggers create one; status pending → approved|rejected → applied → rolled_back)
-    ``start_expansion`` runs the agent itself (``graph.api.research``, embedded offline corpus, thread
-    ``monitor-expansion-<id>-<timestamp>``) on ``EXPANSION_TASK`` and stores its answer and sources as
-    context for the human, plus proposals computed from the harness config and the latest snapshot
-    (``monitor.harness.compute_proposals``): raise each met threshold one step toward 1.0, and add
-    per enabled benchmark its hardest subset (tasks below full recall, written to
+Expansions (status pending → approved|rejected → applied → rolled_back)
+    ``start_expansion`` stores the event (kind, trigger reason, urgency, the rolling average at the
+    trigger: the document's ``saturation_score_at_trigger``), runs the agent itself (``graph.api.research``,
+    embedded offline corpus, thread ``monitor-expansion-<id>-<timestamp>``) on ``EXPANSION_TASK`` and
+    stores its answer and sources as context for the human, plus proposals computed from the harness
+    config and the latest snapshot (``monitor.harness.compute_proposals``): raise each met threshold one
+    step toward 1.0, and add per enabled benchmark its hardest subset (tasks below full recall, written to
     ``<data dir>/monitor/benchmarks/``) or, when all tasks are at full recall, a tighter-budget variant
     (half the results per query, in the benchmark's ``settings``). Proposals are
     ``{"kind": "raise_threshold", "name", "from", "to"}`` or ``{"kind": "add_benchmark", "benchmark": {...}}``.
     A failed research session is recorded (``research_error``); the proposals are stored anyway.
-    ``apply`` needs an approved expansion; it enforces the one-way ratchet (only raise thresholds / add
-    benchmarks; ``monitor.harness.check_ratchet`` is the single check for every config change), archives
-    the current harness version and creates version N+1 with the new benchmarks disabled.
-    ``enable_next_benchmark`` enables one disabled benchmark, at most one per recorded cycle.
+    ``apply`` needs an approved expansion (the human gate); it enforces the one-way ratchet (only raise
+    thresholds / add benchmarks; ``monitor.harness.check_ratchet`` is the single check for every config
+    change), archives the current harness version and creates version N+1 with the new benchmarks
+    disabled. ``enable_next_benchmark`` enables one disabled benchmark, at most one per recorded cycle.
     ``check_new`` evaluates the new checks (raised thresholds + enabled new benchmarks): more than half
     failed at once → the archived parent version becomes current again, the failed version is flagged
     for review and the expansion is ``rolled_back`` (the only way a harness gets easier). Check names are
@@ -64,9 +71,9 @@ authoritative and changes only through approved expansions): ``{"thresholds": {n
 "benchmarks": [{"name", "tasks", "corpus", "enabled", ...}]}``; thresholds are minimums the system
 must reach, so higher = harder. Exactly one version is current (``archived = 0``).
 
-Modules: ``core`` (this: the ``Monitor`` API), ``score`` (score, levels, window,
-triggers), ``harness`` (config shape, ratchet, proposals), ``store`` (SQLite schema).
-The command line, ``saturate monitor``, is ``graph/cli/monitor.py``: it imports this module, never the reverse.
+Modules: ``core`` (this: the ``Monitor`` API), ``score`` (the document's formulas), ``harness``
+(config shape, ratchet, proposals), ``store`` (SQLite schema). The command line, ``saturate monitor``,
+is ``graph/cli/monitor.py``: it imports this module, never the reverse.
 
 Retention: cycle rows (with their snapshots) older than 90 days are deleted by ``prune`` (also run by
 every ``record_cycle``); aggregates, harness versions and expansions are permanent.
@@ -81,14 +88,13 @@ What the bench passes (snapshot keys the monitor reads for proposals; everything
     (e.g. ``musique.recall_at_5``) and benchmark names the set names.
 A cycle, from the bench:  ``m = Monitor(); m.init_harness(DEFAULT_CONFIG); m.enable_next_benchmark();
 run the enabled benchmarks of m.harness()["config"]; m.check_new({check: passed}); m.record_cycle(metrics, snapshot)``
-(``record_cycle`` runs the expansion's research session synchronously when a trigger fires, ~2 s offline).
+(``record_cycle`` runs the expansion's research session synchronously when one is due, ~2 s offline).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -101,24 +107,27 @@ from saturate.graph.monitor.harness import (
     compute_proposals,
 )
 from saturate.graph.monitor.score import (
+    CONSISTENCY_THRESHOLDS,
+    EXPANSION_KINDS,
     WEIGHTS,
-    WINDOW,
+    WINDOW_SIZE,
     CycleReport,
-    Window,
+    build_aggregate,
+    check_consistency,
     check_metrics,
-    components,
-    detect,
-    level_for,
+    compute_rolling_metrics,
+    compute_saturation_score,
+    compute_slope,
+    compute_trend_score,
+    expansion_kind,
+    get_level,
+    normalize_signals,
     regression_pass_rate,
-    rolling_window,
-    saturation_score,
-    trend,
 )
 from saturate.graph.monitor.store import (
     METRICS,
     OPEN_STATUSES,
     SNAPSHOT_RETENTION_DAYS,
-    TRIGGERS,
     Store,
     dumps,
     iso,
@@ -133,21 +142,26 @@ DB_NAME = "monitor.db"
 ResearchFn = Callable[[str, str], Any]  # (task, thread_id) -> AgentResult-like (answer, sources)
 
 __all__ = [
+    "CONSISTENCY_THRESHOLDS",
     "EXPANSION_TASK",
+    "METRICS",
     "WEIGHTS",
+    "WINDOW_SIZE",
     "CycleReport",
     "Monitor",
     "MonitorError",
     "RatchetError",
-    "Window",
+    "build_aggregate",
+    "check_consistency",
     "check_metrics",
     "check_ratchet",
-    "detect",
-    "level_for",
+    "compute_rolling_metrics",
+    "compute_saturation_score",
+    "compute_slope",
+    "compute_trend_score",
+    "get_level",
+    "normalize_signals",
     "regression_pass_rate",
-    "rolling_window",
-    "saturation_score",
-    "trend",
 ]
 
 
@@ -235,13 +249,22 @@ class Monitor:
         research_fn: ResearchFn | None = None,
         expand: bool = True,
     ) -> CycleReport:
-        """Store one cycle, score it, update the window and start an expansion if one is due
-        (``expand=False``: report the trigger only)."""
+        """The document's ``recordCycle``: store one cycle, score it, update the aggregate, check consistency
+        and start the expansion research it calls for (``expand=False``: report it only).
+
+        ``metrics``: ``METRICS`` (``improvement_delta`` None on a first cycle) and optionally ``delta_history``;
+        without it the history is the stored deltas of the last cycles plus this one (``WINDOW_SIZE`` at most).
+        """
         ts = self._now(now)
         m = check_metrics(metrics)
-        comps = components(m)
-        score = saturation_score(m)
-        level = level_for(score)
+        if "delta_history" not in m:
+            previous = self.store.deltas(WINDOW_SIZE)
+            m["delta_history"] = (previous + ([m["improvement_delta"]] if m["improvement_delta"] is not None else []))[
+                -WINDOW_SIZE:
+            ]
+        normalized = normalize_signals(m)
+        score = compute_saturation_score(m)
+        level = get_level(score)
         current = self.store.current_version()
         version = current["version"] if current else None
         values = [m[k] for k in METRICS]
@@ -257,20 +280,46 @@ class Monitor:
                 f"VALUES (?, ?, ?, ?, ?, {', '.join('?' * len(METRICS))})",
                 (cycle_id, ts, score, level, version, *values),
             )
-        window, cycles = self._window()
-        trigger = detect(cycles, window)
-        suppressed = trigger is not None and any(e["kind"] == trigger for e in self.store.expansions(OPEN_STATUSES))
+        aggregate = self.aggregate(ts)
+        consistency = check_consistency(aggregate)
+        with self.store.tx() as c:
+            c.execute(
+                "UPDATE aggregates SET action = ?, reason = ?, urgency = ? WHERE id = ?",
+                (consistency["action"], consistency["reason"], consistency["urgency"], cycle_id),
+            )
+        kind = expansion_kind(consistency)
+        suppressed = kind is not None and any(e["kind"] == kind for e in self.store.expansions(OPEN_STATUSES))
         expansion_id = None
-        if trigger and not suppressed and expand:
-            expansion_id = self.start_expansion(trigger, research_fn, now=ts)["id"]
+        if kind and not suppressed and expand:
+            expansion_id = self.start_expansion(
+                kind,
+                research_fn,
+                now=ts,
+                reason=consistency["reason"],
+                score_at_trigger=aggregate["rolling_metrics"]["avg_saturation_score"],
+            )["id"]
         self.prune(ts)
         return CycleReport(
-            cycle_id, ts, version, m, comps, score, level, window, cycles, trigger, suppressed, expansion_id
+            cycle_id,
+            cycle_name(cycle_id),
+            ts,
+            version,
+            m,
+            normalized,
+            score,
+            level,
+            aggregate,
+            consistency,
+            suppressed,
+            expansion_id,
         )
 
-    def _window(self) -> tuple[Window, int]:
-        rows = self.store.window(WINDOW)
-        return rolling_window([(r["level"], r["score"]) for r in rows]), self.store.cycle_count()
+    def aggregate(self, now: Any = None) -> dict:
+        """The rolling-window aggregate over the last ``WINDOW_SIZE`` cycles, in the document's shape."""
+        rows = self.store.window(WINDOW_SIZE)
+        history = [{"cycle_id": cycle_name(r["id"]), "score": r["score"], "level": r["level"]} for r in rows]
+        last = rows[-1]["ts"] if rows else (self._now(now) if now is not None else None)
+        return build_aggregate(history, WINDOW_SIZE, iso(last) if last is not None else None)
 
     def prune(self, now: Any = None) -> int:
         """Delete cycle snapshots older than the retention; aggregates and expansions stay. Returns the count."""
@@ -280,16 +329,30 @@ class Monitor:
 
     # ------------------------------------------------------------ expansions
 
-    def start_expansion(self, kind: str, research_fn: ResearchFn | None = None, now: Any = None) -> dict:
-        """Store a pending expansion with proposals, then run the research session for context."""
-        if kind not in TRIGGERS:
-            raise MonitorError(f"unknown trigger {kind!r}; one of {', '.join(TRIGGERS)}")
+    def start_expansion(
+        self,
+        kind: str,
+        research_fn: ResearchFn | None = None,
+        now: Any = None,
+        *,
+        reason: str | None = None,
+        score_at_trigger: float | None = None,
+    ) -> dict:
+        """The document's ``triggerExpansionResearch``: store a pending expansion with proposals, then run the
+        research session for context. ``kind``: ``urgent_expansion`` (urgency CRITICAL) or ``expansion`` (HIGH)."""
+        urgency = {v: k for k, v in EXPANSION_KINDS.items()}.get(kind)
+        if urgency is None:
+            raise MonitorError(f"unknown expansion kind {kind!r}; one of {', '.join(EXPANSION_KINDS.values())}")
         ts = self._now(now)
         current = self.store.current_version()
         last = self.store.one("SELECT MAX(id) AS id FROM aggregates")["id"]
+        if score_at_trigger is None and last is not None:
+            score_at_trigger = self.aggregate()["rolling_metrics"]["avg_saturation_score"]
         with self.store.tx() as c:
             exp_id = c.execute(
-                "INSERT INTO expansions (ts, kind, status, cycle_id) VALUES (?, ?, 'pending', ?)", (ts, kind, last)
+                "INSERT INTO expansions (ts, kind, status, cycle_id, trigger_reason, urgency, score_at_trigger) "
+                "VALUES (?, ?, 'pending', ?, ?, ?, ?)",
+                (ts, kind, last, reason or f"started by hand ({kind})", urgency, score_at_trigger),
             ).lastrowid
         proposals = compute_proposals(
             current["config"] if current else None,
@@ -465,7 +528,8 @@ class Monitor:
     # ------------------------------------------------------------ status
 
     def status(self) -> dict:
-        window, cycles = self._window()
+        aggregate = self.aggregate()
+        cycles = self.store.cycle_count()
         last = self.store.one("SELECT * FROM aggregates ORDER BY id DESC LIMIT 1")
         current = self.store.current_version()
         harness = None
@@ -479,6 +543,7 @@ class Monitor:
                 "disabled": [b["name"] for b in bs if not b["enabled"]],
                 "settled": current["expansion_id"] is None or current["settled_ts"] is not None,
             }
+        scores = [h["score"] for h in aggregate["history"]]
         return {
             "db": str(self.store.path),
             "cycles": cycles,
@@ -486,18 +551,27 @@ class Monitor:
             "score": last["score"] if last else None,
             "last_cycle": last["id"] if last else None,
             "last_ts": last["ts"] if last else None,
-            "window": asdict(window),
-            "trigger": detect(cycles, window),
+            "aggregate": aggregate,
+            "trend_slope": compute_slope(list(range(len(scores))), scores),
+            "consistency": check_consistency(aggregate) if last else None,
             "harness": harness,
             "pending_expansions": [
-                {k: e[k] for k in ("id", "ts", "kind", "status", "thread_id", "approved_by", "research_error")}
-                | {"proposals": len(e["proposals"])}
+                {
+                    k: e[k]
+                    for k in ("id", "ts", "kind", "status", "urgency", "trigger_reason", "thread_id", "approved_by")
+                }
+                | {"research_error": e["research_error"], "proposals": len(e["proposals"])}
                 for e in self.store.expansions(OPEN_STATUSES)
             ],
             "flagged_versions": [
                 {"version": v["version"], "note": v["note"]} for v in self.store.versions() if v["flagged_for_review"]
             ],
         }
+
+
+def cycle_name(row_id: int) -> str:
+    """The document's cycle id ("cycle-1735600000000" there): here ``cycle-<row id>``, unique and ordered."""
+    return f"cycle-{row_id}"
 
 
 def _answer_sources(result: Any) -> tuple[str, list[dict]]:

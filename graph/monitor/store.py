@@ -3,12 +3,19 @@
 Tables (timestamps are UTC epoch seconds, JSON columns are UTF-8 text):
 
 - ``cycles``           one row per benchmark run: metrics, score, level, the full bench result as
-                       ``snapshot`` JSON. Pruned after ``SNAPSHOT_RETENTION_DAYS``.
+                       ``snapshot`` JSON. Pruned after ``SNAPSHOT_RETENTION_DAYS`` (the document's
+                       per-cycle snapshots: 90 days).
 - ``aggregates``       the permanent per-cycle summary (same id as the cycle): score, level, harness
-                       version and the five metrics, so the improvement-delta history and the
-                       rolling window survive pruning. Never deleted.
+                       version, the five metrics and the cycle's consistency result (action, reason,
+                       urgency), so the improvement-delta history and the rolling window survive
+                       pruning. Never deleted (the document's aggregate: permanent).
 - ``harness_versions`` every harness config; exactly one row has ``archived = 0``: the current one.
-- ``expansions``       every expansion event with its research context and proposals. Never deleted.
+- ``expansions``       every expansion event with its trigger reason, urgency, the rolling average at
+                       the trigger, research context and proposals. Never deleted (permanent).
+
+The metric columns carry the document's names (``METRICS``). A schema-1 file (columns
+``ceiling_rate`` and ``auditor_agreement_rate``, no consistency or trigger columns) is migrated in
+place when opened.
 """
 
 from __future__ import annotations
@@ -22,9 +29,16 @@ from pathlib import Path
 from typing import Any
 
 SNAPSHOT_RETENTION_DAYS = 90
-SCHEMA_VERSION = 1
-METRICS = ("ceiling_rate", "regression_pass_rate", "improvement_delta", "proposal_pass_rate", "auditor_agreement_rate")
-TRIGGERS = ("urgent_expansion", "expansion", "review")
+SCHEMA_VERSION = 2
+METRICS = (
+    "benchmark_ceiling_rate",
+    "regression_pass_rate",
+    "improvement_delta",
+    "proposal_pass_rate",
+    "auditor_unanimous_rate",
+)
+RENAMED = {"ceiling_rate": "benchmark_ceiling_rate", "auditor_agreement_rate": "auditor_unanimous_rate"}  # schema 1
+TRIGGERS = ("urgent_expansion", "expansion", "review")  # "review": schema-1 rows only (a review is now a flag)
 STATUSES = ("pending", "approved", "applied", "rejected", "rolled_back")
 OPEN_STATUSES = ("pending", "approved")  # awaiting a human or awaiting apply: no new trigger of that kind
 
@@ -46,7 +60,10 @@ CREATE TABLE IF NOT EXISTS aggregates (
     score REAL NOT NULL,
     level TEXT NOT NULL,
     harness_version INTEGER,
-    {_METRIC_COLS}
+    {_METRIC_COLS},
+    action TEXT,
+    reason TEXT,
+    urgency TEXT
 );
 CREATE TABLE IF NOT EXISTS harness_versions (
     version INTEGER PRIMARY KEY,
@@ -67,6 +84,9 @@ CREATE TABLE IF NOT EXISTS expansions (
     kind TEXT NOT NULL CHECK (kind IN {TRIGGERS!r}),
     status TEXT NOT NULL CHECK (status IN {STATUSES!r}),
     cycle_id INTEGER,
+    trigger_reason TEXT,
+    urgency TEXT,
+    score_at_trigger REAL,
     thread_id TEXT,
     answer TEXT NOT NULL DEFAULT '',
     sources TEXT NOT NULL DEFAULT '[]',
@@ -112,7 +132,23 @@ class Store:
             for stmt in SCHEMA.split(";"):
                 if stmt.strip():
                     self.conn.execute(stmt)
+            self._migrate()
             self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _migrate(self) -> None:
+        """Bring a schema-1 file to schema 2: the document's metric names, consistency and trigger columns."""
+        added = {
+            "aggregates": ("action TEXT", "reason TEXT", "urgency TEXT"),
+            "expansions": ("trigger_reason TEXT", "urgency TEXT", "score_at_trigger REAL"),
+        }
+        for table in ("cycles", "aggregates", "expansions"):
+            cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            for old, new in RENAMED.items():
+                if table != "expansions" and old in cols:
+                    self.conn.execute(f"ALTER TABLE {table} RENAME COLUMN {old} TO {new}")
+            for col in added.get(table, ()):
+                if col.split()[0] not in cols:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
 
     def close(self) -> None:
         self.conn.close()
@@ -167,7 +203,17 @@ class Store:
 
     def window(self, size: int) -> list[dict]:
         """The last ``size`` aggregates, oldest first."""
+        if size <= 0:
+            return []
         return self.all("SELECT * FROM (SELECT * FROM aggregates ORDER BY id DESC LIMIT ?) ORDER BY id", size)
+
+    def deltas(self, size: int) -> list[float]:
+        """The improvement deltas of the last ``size`` cycles that have one, oldest first."""
+        rows = self.conn.execute(
+            "SELECT improvement_delta FROM aggregates WHERE improvement_delta IS NOT NULL ORDER BY id DESC LIMIT ?",
+            (size,),
+        ).fetchall()
+        return [r[0] for r in reversed(rows)]
 
     def last_snapshot(self) -> dict | None:
         row = self.one("SELECT snapshot FROM cycles ORDER BY id DESC LIMIT 1")

@@ -15,10 +15,17 @@ In this order:
    — unreachable through rule 1, kept as the guard). A ``next_query`` that is
    empty or was asked before by this loop is replaced by the heuristic query
    (recorded).
-3. **heuristic**: stop when more than ``duplicate_stop_share`` (80 %) of the last
-   query's top results were duplicates of what this loop already had; else
-   continue with the next planned query, then gap terms over this loop's own
-   results (``nodes._salience.gap_query``).
+3. **heuristic** (the design's fallback, ">80 % duplicates → stop", weighed by the
+   prompt's "source depth" factor; the design expects 1–2 queries of a shallow source,
+   5–8 of a rich one): stop when more than ``duplicate_stop_share`` (80 %) of the last
+   query's top results were duplicates of what this loop already had — a **rich**
+   source (the spec's ``depth``: full text and the web by default) only once it has
+   asked ``RICH_QUERIES`` (5) queries or when none of the query's new results names
+   the task's subject (``Step.on_topic``). A **shallow** source (titles-only and the
+   embedded summaries) also stops when the last query's new results name nothing of
+   the task's subject (the information is probably not there) and at the latest after
+   ``SHALLOW_QUERIES`` (2) queries. Else continue with the next planned query, then
+   gap terms over this loop's own results (``nodes._salience.gap_query``).
 """
 
 from __future__ import annotations
@@ -29,12 +36,18 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from saturate.nodes._model import MAX_QUERY_CHARS, Prompt, parse_json_object
+from saturate.nodes._salience import result_text, task_names
+from saturate.state.source_spec import DEPTH_EXPECTATIONS
 from saturate.state.text import clip, term_set
+
+SHALLOW_QUERIES = 2  # a shallow source is explored proportionally after this many queries (the design: 1-2)
+RICH_QUERIES = 5  # duplicates alone stop a rich source from this many queries on (the design: 5-8)
 
 DECISION = Prompt(
     "source_decision",
     system="You decide whether one search source is worth another query for a research task, or is saturated "
     "(its results repeat or stopped helping). The source: {name} ({kind}). Its characteristics: {description}\n"
+    "Its typical depth: {depth}.\n"
     "It may answer at most {ceiling} queries in all. Reply with JSON only, exactly these keys: "
     '{{"action": "continue" or "stop", "reasoning": "one or two sentences", "next_query": "the next query for '
     'this source (when continuing; it must differ from every earlier query)", "query_rationale": "why that '
@@ -58,6 +71,7 @@ class Step:
     duplicates: int
     reasoning: str = ""
     error: bool = False
+    on_topic: int | None = None  # new results naming the task's subject; None: the task names nothing
 
     @property
     def incremental_pct(self) -> float:
@@ -123,13 +137,55 @@ def rule_stop(history: list[Step], ceiling: int, empty_after: int, timed_out: bo
     return None
 
 
-def heuristic_decision(history: list[Step], share: float) -> tuple[str, str]:
-    """(action, reasoning) from the last query's duplicate share."""
-    last = history[-1]
-    if last.total and last.duplicates / last.total > share:
-        return "stop", f"saturated: {last.duplicates}/{last.total} top results were duplicates (> {share:.0%})"
+def subject_names(task: str) -> list[frozenset[str]]:
+    """The task's names that say what it is about (``_salience.task_names`` with a letter in them)."""
+    return [n for n in task_names(task) if any(not t.isdigit() for t in n)]
+
+
+def count_on_topic(task: str, results: list[dict]) -> int | None:
+    """How many ``results`` name the task's subject (contain every term of one of its names); None without names."""
+    names = subject_names(task)
+    if not names:
+        return None
+    return sum(1 for r in results if any(n <= term_set(result_text(r)) for n in names))
+
+
+def heuristic_decision(history: list[Step], share: float, depth: str = "rich") -> tuple[str, str]:
+    """(action, reasoning) after the last query: the design's duplicate rule, weighed by the source's depth.
+
+    - more than ``share`` of the last query's top results were duplicates: stop — for a rich source only
+      once it has been explored to its expected depth (``RICH_QUERIES``) or when none of the query's new
+      results names the task's subject (the prompt's "critical gaps remain despite duplicates → continue");
+    - shallow source: stop when the last query's new results name nothing of the task's subject, and at
+      the latest after ``SHALLOW_QUERIES`` queries (its expected depth);
+    - else continue.
+    """
+    last, n = history[-1], len(history)
+    dup = bool(last.total) and last.duplicates / last.total > share
+    dups = f"{last.duplicates}/{last.total} top results were duplicates (> {share:.0%})"
+    if dup and depth != "rich":
+        return "stop", f"saturated: {dups}"
+    if dup and (n >= RICH_QUERIES or last.on_topic is None or last.on_topic == 0):
+        why = (
+            f"explored to a rich source's expected depth ({n} queries)"
+            if n >= RICH_QUERIES
+            else "and none of the new results names the task's subject"
+        )
+        return "stop", f"saturated: {dups}, {why}"
+    if depth == "shallow" and last.new and last.on_topic == 0:
+        return "stop", (
+            f"shallow source: none of the last query's {last.new} new results names the task's subject; "
+            "the information is probably not here"
+        )
+    if depth == "shallow" and n >= SHALLOW_QUERIES:
+        return "stop", f"shallow source explored to its expected depth ({n} queries; {DEPTH_EXPECTATIONS['shallow']})"
     if not last.total:
         return "continue", "the last query returned nothing; trying another"
+    if dup:
+        return "continue", (
+            f"{dups}, but {last.on_topic} of the {last.new} new ones name the task's subject; a rich source "
+            f"is explored to {RICH_QUERIES} queries while it still finds them"
+        )
     return "continue", f"{last.duplicates}/{last.total} duplicates (≤ {share:.0%}): {last.new} new"
 
 

@@ -4,9 +4,11 @@ Shared by the ``source_loop`` and ``follow`` nodes. Per query the source is
 asked through ``nodes._search.ask`` (over-fetching past results this loop
 already has when ``exclude_seen``), under the loop's wall-clock deadline;
 ``duplicates`` counts how many of the top ``results_per_query`` it already had,
-``new`` what the query added. Every query leaves an audit event (session =
-thread id, source, query number, query, total, new, duplicates, incremental %,
-action and reasoning), streamed as a custom event ``source_query`` once decided.
+``new`` what the query added, ``on_topic`` how many of those name the task's
+subject (``_loop_decision.count_on_topic``; None when the task names nothing).
+Every query leaves an audit event (session = thread id, source, query number,
+query, total, new, duplicates, incremental %, on topic, action and reasoning),
+streamed as a custom event ``source_query`` once decided.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import time
 
 from saturate.nodes._search import Answer, ask
-from saturate.nodes.multi._loop_decision import Step
+from saturate.nodes.multi._loop_decision import Step, count_on_topic
 from saturate.state.settings import Settings
 
 
@@ -42,6 +44,7 @@ class SourceRun:
         self.audit: list[dict] = []
         self.results: list[dict] = []  # what this run added, in order
         self.errors: list[str] = []
+        self.notes: list[str] = []  # the source's notes about its files (index or cache rebuilt ...)
         self.timed_out = False
         self.started = time.time()
         self.t0 = time.perf_counter()
@@ -81,10 +84,16 @@ class SourceRun:
                 }
             )
         step = Step(
-            query, total=len(answer.top), new=len(answer.unseen), duplicates=answer.repeats, error=bool(answer.errors)
+            query,
+            total=len(answer.top),
+            new=len(answer.unseen),
+            duplicates=answer.repeats,
+            error=bool(answer.errors),
+            on_topic=count_on_topic(self.task, answer.unseen),
         )
         self.history.append(step)
         self.errors += answer.errors
+        self.notes += answer.notes
         self.audit.append(
             {
                 "session": self.session,
@@ -96,6 +105,7 @@ class SourceRun:
                 "new": step.new,
                 "duplicates": step.duplicates,
                 "incremental_pct": step.incremental_pct,
+                "on_topic": step.on_topic,
                 "action": "continue",
                 "decided_by": "",
                 "reasoning": "",
@@ -114,6 +124,7 @@ class SourceRun:
         return {
             "source": self.spec["name"],
             "kind": self.spec["kind"],
+            "depth": self.spec.get("depth"),
             "phase": self.phase,
             "ceiling": ceiling,
             "queries": len(self.history),
@@ -124,7 +135,7 @@ class SourceRun:
             "timed_out": self.timed_out,
             "model_calls": usage.calls if usage else 0,
             "model_tokens": usage.tokens() if usage else {},
-            "fallbacks": list(fallbacks),
+            "fallbacks": [*self.notes, *fallbacks],
             "errors": list(self.errors),
         }
 

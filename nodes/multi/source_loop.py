@@ -39,6 +39,7 @@ from saturate.nodes.multi._loop_decision import (
 from saturate.nodes.multi._run import SourceRun
 from saturate.state.context import Context
 from saturate.state.settings import Settings
+from saturate.state.source_spec import DEFAULT_DEPTHS, DEPTH_EXPECTATIONS
 from saturate.state.text import term_set
 
 
@@ -66,6 +67,7 @@ def model_step(model, usage: BudgetedUsage, run: SourceRun, ceiling: int) -> tup
         name=spec["name"],
         kind=spec["kind"],
         description=spec["description"],
+        depth=DEPTH_EXPECTATIONS.get(spec.get("depth") or DEFAULT_DEPTHS[spec["kind"]], ""),
         ceiling=ceiling,
         task=task,
         asked=len(run.history),
@@ -128,7 +130,9 @@ def source_loop(payload: dict, runtime: Runtime[Context]) -> dict:
             action, override = enforce_ceiling(action, len(run.history), ceiling)
             reasoning = decision.reasoning + (f" [{override}]" if override else "")
         else:
-            action, reasoning = heuristic_decision(run.history, settings.duplicate_stop_share)
+            action, reasoning = heuristic_decision(
+                run.history, settings.duplicate_stop_share, spec.get("depth") or DEFAULT_DEPTHS[spec["kind"]]
+            )
         if action == "stop":
             run.decide("stop", by, reasoning)
             stop, why = ("model" if by == "model" else "saturated"), reasoning
