@@ -4,9 +4,10 @@
     result = research("What is the capital of Zimbabwe?", max_rounds=4, seed=7)
     print(result.answer, [s.url for s in result.sources])
 
-Every session is checkpointed in SQLite (durability ``sync``) under one thread
-id, in the data directory: ``SATURATE_HOME`` if set, else
-``$XDG_DATA_HOME/saturate`` (``~/.local/share/saturate``). Starting, resuming
+Every session is checkpointed (durability ``sync``) under one thread id, in
+SQLite in the data directory (``SATURATE_HOME`` if set, else
+``$XDG_DATA_HOME/saturate``, i.e. ``~/.local/share/saturate``), or in
+PostgreSQL with ``database_url="postgresql://..."`` (or ``SATURATE_DATABASE_URL``). Starting, resuming
 and reading sessions of both modes is the session layer's (``graph.session``);
 this module is what a Python user calls.
 """
@@ -74,7 +75,14 @@ def research(
         raise InputError("novelty_method=model needs a chat model: set --model ollama:<name> (or pass chat_model)")
     initial = initial_state(task, settings, tuple(notes), kind=_kind)
     _, state = session.start(
-        initial, thread_id, home, model, source=source, stream_handler=stream_handler, embeddings=embeddings
+        initial,
+        thread_id,
+        home,
+        model,
+        source=source,
+        stream_handler=stream_handler,
+        embeddings=embeddings,
+        database_url=settings.database_url,
     )
     return AgentResult.model_validate(state["result"])
 
@@ -130,7 +138,14 @@ def research_multi(
     model, notes = resolve_chat_model(settings, chat_model)
     initial = initial_multi_state(task, settings, specs, tuple(notes))
     _, state = session.start(
-        initial, thread_id, home, model, sources=objects, stream_handler=stream_handler, embeddings=embeddings
+        initial,
+        thread_id,
+        home,
+        model,
+        sources=objects,
+        stream_handler=stream_handler,
+        embeddings=embeddings,
+        database_url=settings.database_url,
     )
     return MultiResult.model_validate(state["result"])
 
@@ -144,12 +159,16 @@ def resume(
     source: SearchSource | None = None,
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
+    database_url: str | None = None,
 ) -> AgentResult | MultiResult:
     """Continue a session of either mode from its last completed step (a no-op for a finished one).
 
     ``chat_model`` and ``embeddings`` are not in the checkpoint: pass them again, or they are built from the
-    session's settings."""
-    state = session.resume(thread_id, home, chat_model, source, sources, stream_handler, embeddings)
+    session's settings. ``database_url``: where the session is (default: ``SATURATE_DATABASE_URL``, else the
+    data directory's sessions.db)."""
+    state = session.resume(
+        thread_id, home, chat_model, source, sources, stream_handler, embeddings, database_url=database_url
+    )
     return (MultiResult if state.get("kind") == "multi" else AgentResult).model_validate(state["result"])
 
 

@@ -22,7 +22,9 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+from saturate.graph import storage
 from saturate.graph.paths import home_dir
 from saturate.graph.session import list_sessions, open_checkpointer
 from saturate.sources.cache import SearchCache
@@ -58,17 +60,23 @@ def prune(
     dry_run: bool = False,
     settings: Settings | None = None,
     now: float | None = None,
+    database_url: str | None = None,
 ) -> PruneReport:
-    """Remove what the docstring above says from the data directory ``home``; a report of what went (or would)."""
+    """Remove what the docstring above says from the data directory ``home`` (or the PostgreSQL database in
+    force); a report of what went (or would)."""
     if older_than_days is not None and not (older_than_days >= 0):
         raise BadInput(f"--older-than must be a number of days >= 0 (got {older_than_days})")
     settings = settings or load_settings({})
     now = time.time() if now is None else now
     path = home_dir(home, create=False)
+    cutoff = None if older_than_days is None else now - older_than_days * DAY_S
+    url = storage.database_url(database_url)
+    if url:
+        with storage.using(url):
+            return _prune_postgres(url, path, cutoff, compact, dry_run, settings, now)
     report = PruneReport(dry_run=dry_run, bytes_before=_sizes(path))
     if not path.is_dir():
         return report
-    cutoff = None if older_than_days is None else now - older_than_days * DAY_S
     if (path / "sessions.db").exists():
         _prune_sessions(path, cutoff, compact, dry_run, report)
     if (path / "cache.db").exists():
@@ -118,6 +126,43 @@ def _prune_sessions(path: Path, cutoff: float | None, compact: bool, dry_run: bo
                 _keep_latest(conn, thread)
 
 
+def _prune_postgres(
+    url: str, path: Path, cutoff: float | None, compact: bool, dry_run: bool, settings: Settings, now: float
+) -> PruneReport:
+    """The same on PostgreSQL: LangGraph's ``PostgresSaver.delete_thread`` and ``prune(strategy="keep_latest")``
+    (its own transaction per thread); the server's autovacuum gives the space back, so no sizes are reported."""
+    report = PruneReport(dry_run=dry_run)
+    sessions = list_sessions(home=path)
+    old = [s for s in sessions if cutoff is not None and _epoch(s["updated"]) < cutoff]
+    gone = {s["thread"] for s in old}
+    report.deleted = [{k: s[k] for k in ("thread", "task", "status", "updated")} for s in old]
+    done = [s["thread"] for s in sessions if compact and s["status"] == "done" and s["thread"] not in gone]
+    with open_checkpointer(path) as saver, saver.conn.connection() as conn:
+        for thread in done:
+            history = conn.execute(
+                "SELECT count(*) AS n FROM checkpoints c WHERE thread_id = %s AND checkpoint_id < (SELECT "
+                "MAX(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = c.checkpoint_ns)",
+                (thread, thread),
+            ).fetchone()["n"]
+            if history:
+                report.compacted.append(thread)
+                report.checkpoints_removed += history
+        for thread in gone:
+            report.checkpoints_removed += conn.execute(
+                "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s", (thread,)
+            ).fetchone()["n"]
+    if not dry_run:
+        with open_checkpointer(path) as saver:
+            for thread in gone:
+                saver.delete_thread(thread)
+            if report.compacted:
+                saver.prune(report.compacted, strategy="keep_latest")
+    report.cache_entries = _prune_rows(storage.search_cache(url, path), settings.cache_ttl_s, now, report)
+    if cutoff is not None:
+        report.pages = _prune_rows(storage.page_store(url, path), now - cutoff, now, report)
+    return report
+
+
 def _keep_latest(conn: sqlite3.Connection, thread: str) -> None:
     """Every checkpoint (and its pending writes) of ``thread`` but the latest of each namespace."""
     latest = (
@@ -133,7 +178,7 @@ def _keep_latest(conn: sqlite3.Connection, thread: str) -> None:
     conn.execute("UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ?", (thread,))
 
 
-def _prune_rows(store: SearchCache | SqlitePageStore, older_than_s: float, now: float, report: PruneReport) -> int:
+def _prune_rows(store: Any, older_than_s: float, now: float, report: PruneReport) -> int:
     """Through the stores' own classes: a damaged file is handled as a session would (moved aside, noted)."""
     try:
         return store.prune(older_than_s, now, report.dry_run)

@@ -20,12 +20,13 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from saturate.graph import storage
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir, writable
-from saturate.sources import SqlitePageStore, make_source, open_sources
+from saturate.sources import make_source, open_sources
 from saturate.state.context import Context, SearchSource
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings, load_settings
@@ -115,13 +116,19 @@ def _sessions_db_problem(path: Path, err: BaseException) -> SessionsDbError:
 
 
 @contextmanager
-def open_checkpointer(home: Path, readonly: bool = False) -> Iterator[SqliteSaver | None]:
-    """The checkpointer on ``home/sessions.db``: WAL, durability ``sync`` (see ``run``).
+def open_checkpointer(home: Path, readonly: bool = False, database_url: str | None = None) -> Iterator[Any]:
+    """The checkpointer: ``PostgresSaver`` when a database URL is in force (``graph.storage``), else ``SqliteSaver``
+    on ``home/sessions.db`` (WAL, durability ``sync``, see ``run``).
 
     ``readonly`` (show, runs, checkpoints): nothing is created or written; yields None when there is no
     sessions.db yet; a read-only data directory is read as it is. A damaged or empty (0-byte) sessions.db
     is a ``SessionsDbError`` naming the file and what to do — never replaced.
     """
+    url = storage.database_url(database_url)
+    if url:
+        with storage.postgres_saver(url) as saver:
+            yield saver
+        return
     path = home / "sessions.db"
     if path.exists() and path.stat().st_size == 0:
         raise SessionsDbError(
@@ -175,8 +182,17 @@ def kind_of(saver: SqliteSaver, thread_id: str) -> str | None:
     return (tup.checkpoint.get("channel_values") or {}).get("kind") or "question"
 
 
+_COMPILED: dict[str, Any] = {}
+
+
 def graph_for(kind: str | None, checkpointer=None):
-    return build_multi_graph(checkpointer=checkpointer) if kind == "multi" else build_graph(checkpointer=checkpointer)
+    """The compiled graph of a session's kind on ``checkpointer``: compiled once per process (30 ms a graph,
+    most of a short session's framework cost) and copied with the checkpointer (``Pregel.copy``)."""
+    key = "multi" if kind == "multi" else "question"
+    base = _COMPILED.get(key)
+    if base is None:
+        base = _COMPILED[key] = build_multi_graph() if key == "multi" else build_graph()
+    return base.copy(update={"checkpointer": checkpointer})
 
 
 def make_context(
@@ -197,17 +213,23 @@ def make_context(
     ``embeddings.db`` in the data directory), else the context has none.
     """
     embeddings = resolve_embeddings(settings, embeddings, home)  # first: a model that cannot load fails before indexing
+    url = storage.database_url()
     by_name: dict[str, SearchSource] = {}
     if specs is not None:
-        by_name = dict(sources) if sources is not None else open_sources(specs, settings, home)
+        by_name = dict(sources) if sources is not None else open_sources(specs, settings, home, cache(url, home))
         source = by_name[specs[0]["name"]]
     return Context(
-        source=source if source is not None else make_source(settings, home),
+        source=source if source is not None else make_source(settings, home, cache(url, home)),
         chat_model=chat_model,
-        pages=SqlitePageStore(home / "pages.db"),
+        pages=storage.page_store(url, home),
         sources=by_name,
         embeddings=embeddings,
     )
+
+
+def cache(url: str | None, home: Path):
+    """The search cache at ``url`` (None: the sources open ``home/cache.db`` themselves)."""
+    return storage.search_cache(url, home) if url else None
 
 
 @contextmanager
@@ -260,12 +282,13 @@ def start(
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
     embeddings: Any = None,
+    database_url: str | None = None,
 ) -> tuple[str, dict]:
     """Run a new session from its initial state to the end; (thread id, final values)."""
     home_path = home_dir(home)
     thread_id = check_thread(thread_id) if thread_id is not None else new_thread_id()
     settings = Settings.model_validate(initial["settings"])
-    with open_checkpointer(home_path) as saver:
+    with storage.using(database_url), open_checkpointer(home_path) as saver:
         if kind_of(saver, thread_id) is not None:
             raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
         graph = graph_for(initial.get("kind"), saver)
@@ -282,10 +305,11 @@ def resume(
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
     embeddings: Any = None,
+    database_url: str | None = None,
 ) -> dict:
     """Continue a session of either mode from its last completed step (a finished one is only read)."""
     home_path = home_dir(home)
-    with open_checkpointer(home_path) as saver:
+    with storage.using(database_url), open_checkpointer(home_path) as saver:
         kind = kind_of(saver, thread_id)
         if kind is None:
             raise unknown_thread(thread_id, home_path)
@@ -330,13 +354,14 @@ def status_of(snap) -> str:
 
 
 def unknown_thread(thread_id: str, home: Path) -> InputError:
-    return InputError(f"unknown thread {printable(thread_id)!r}: see `saturate runs` for the sessions in {home}")
+    place = storage.where(storage.database_url(), home)
+    return InputError(f"unknown thread {printable(thread_id)!r}: see `saturate runs` for the sessions in {place}")
 
 
-def session_state(thread_id: str, home=None) -> dict:
+def session_state(thread_id: str, home=None, database_url: str | None = None) -> dict:
     """The latest checkpointed values of a session of either mode, with ``_next`` (raises InputError if unknown)."""
     home_path = home_dir(home, create=False)
-    with open_checkpointer(home_path, readonly=True) as saver:
+    with storage.using(database_url), open_checkpointer(home_path, readonly=True) as saver:
         kind = kind_of(saver, thread_id) if saver is not None else None
         if kind is None:
             raise unknown_thread(thread_id, home_path)
@@ -345,19 +370,15 @@ def session_state(thread_id: str, home=None) -> dict:
     return {**snap.values, "_next": pending, "_status": status_of(snap)}
 
 
-def list_sessions(home=None) -> list[dict]:
+def list_sessions(home=None, database_url: str | None = None) -> list[dict]:
     """Sessions in the database, newest first: thread, task, rounds, status."""
     home_path = home_dir(home, create=False)
-    with open_checkpointer(home_path, readonly=True) as saver:
+    with storage.using(database_url), open_checkpointer(home_path, readonly=True) as saver:
         if saver is None:
             return []
-        rows = saver.conn.execute(
-            "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' "
-            "GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"
-        ).fetchall()
         graphs = {kind: graph_for(kind, saver) for kind in ("question", "multi")}
         out = []
-        for thread_id, _ in rows:
+        for thread_id in storage.latest_threads(saver):
             kind = kind_of(saver, thread_id)
             snap = graphs["multi" if kind == "multi" else "question"].get_state(config(thread_id))
             v = snap.values

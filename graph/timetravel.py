@@ -31,10 +31,11 @@ from typing import Any
 
 from langgraph.graph import START
 
+from saturate.graph import storage
 from saturate.graph.api import resume
 from saturate.graph.build import build_graph
 from saturate.graph.paths import home_dir
-from saturate.graph.session import InputError, config, open_checkpointer
+from saturate.graph.session import InputError, cache, config, open_checkpointer, unknown_thread
 from saturate.sources import make_source
 from saturate.state.records import AgentResult
 from saturate.state.settings import Settings, SettingsError
@@ -114,13 +115,15 @@ def checkpoint_rows(snaps: list) -> list[dict]:
     return rows
 
 
-def list_checkpoints(thread_id: str, home: str | os.PathLike | None = None) -> list[dict]:
+def list_checkpoints(
+    thread_id: str, home: str | os.PathLike | None = None, database_url: str | None = None
+) -> list[dict]:
     """The checkpoints of a session, oldest first (raises InputError for an unknown thread)."""
     home_path = home_dir(home, create=False)
-    with open_checkpointer(home_path, readonly=True) as saver:
+    with storage.using(database_url), open_checkpointer(home_path, readonly=True) as saver:
         snaps = branch(build_graph(checkpointer=saver), thread_id) if saver is not None else []
-    if not snaps:
-        raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+        if not snaps:
+            raise unknown_thread(thread_id, home_path)
     return checkpoint_rows(snaps)
 
 
@@ -169,6 +172,7 @@ def fork(
     chat_model: Any = None,
     source: Any = None,
     stream_handler=None,
+    database_url: str | None = None,
     **overrides: Any,
 ) -> tuple[str, AgentResult, dict]:
     """Fork ``thread_id`` after round ``round`` with changed settings and run the fork to the end.
@@ -176,13 +180,18 @@ def fork(
     Returns (new thread id, its result, {setting: [old, new]}). Raises InputError
     (unknown thread, no such fork point, existing new thread) or SettingsError.
     """
+    with storage.using(database_url):
+        return _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler, overrides)
+
+
+def _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler, overrides):
     home_path = home_dir(home)
     new_thread = new_thread or f"{thread_id}-fork{round}-{os.urandom(2).hex()}"
     with open_checkpointer(home_path) as saver:
         graph = build_graph(checkpointer=saver)
         snaps = branch(graph, thread_id)
         if not snaps:
-            raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
+            raise unknown_thread(thread_id, home_path)
         if (snaps[-1].values or {}).get("kind") == "multi":
             raise InputError(f"thread {thread_id!r} is a multi-source session: fork covers single-loop sessions")
         points = {fork_round_of(s): s for s in snaps if fork_round_of(s) is not None}
@@ -206,7 +215,7 @@ def fork(
         old = Settings.model_validate(point.values["settings"])
         new, changes = validate_changes(old, overrides, round)
         if source is None:  # a missing corpus etc. fails here, before the new thread exists
-            make_source(new, home_path)
+            make_source(new, home_path, cache(storage.database_url(), home_path)).close()
         point_id = point.config["configurable"]["checkpoint_id"]
         try:
             _copy_chain(saver, thread_id, new_thread, point_id)

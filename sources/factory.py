@@ -48,12 +48,19 @@ def open_source(
     return CachedSource(inner, cache, settings.cache_ttl_s, params=params)
 
 
-def make_source(settings: Settings, home: Path | str) -> SearchSource:
-    """The single loop's source: ``settings.source`` (over ``settings.corpus``), behind ``home/cache.db``."""
+def make_source(settings: Settings, home: Path | str, cache: SearchCache | None = None) -> SearchSource:
+    """The single loop's source: ``settings.source`` (over ``settings.corpus``), behind ``cache`` (default
+    ``home/cache.db``; a PostgreSQL cache when sessions live there, see ``graph.storage``)."""
     home = Path(home).expanduser()
     home.mkdir(parents=True, exist_ok=True)
     try:
-        return open_source(settings.source, settings.corpus, settings, home, SearchCache(home / "cache.db"))
+        return open_source(
+            settings.source,
+            settings.corpus,
+            settings,
+            home,
+            cache if cache is not None else SearchCache(home / "cache.db"),
+        )
     except CorpusError as err:
         raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r})") from None
 
@@ -76,11 +83,14 @@ def resolve_specs(
     return out
 
 
-def open_sources(specs: list[dict], settings: Settings, home: Path | str) -> dict[str, SearchSource]:
-    """One source per resolved spec, by name (a local spec without a corpus takes the ``corpus`` setting)."""
+def open_sources(
+    specs: list[dict], settings: Settings, home: Path | str, cache: SearchCache | None = None
+) -> dict[str, SearchSource]:
+    """One source per resolved spec, by name (a local spec without a corpus takes the ``corpus`` setting), all
+    behind one ``cache`` (default ``home/cache.db``)."""
     home = Path(home).expanduser()
     home.mkdir(parents=True, exist_ok=True)
-    cache = SearchCache(home / "cache.db")
+    cache = cache if cache is not None else SearchCache(home / "cache.db")
     out: dict[str, SearchSource] = {}
     for spec in specs:
         corpus = spec.get("corpus") or (settings.corpus if spec["kind"] == "local" else None)

@@ -379,10 +379,26 @@ class Settings(BaseModel):
         description="Model tokens (in + out) a multi-source session may use; no call starts once "
         "they are spent (the call in flight may pass it).",
     )
+    # --- storage ---------------------------------------------------------------
+    database_url: str | None = Field(
+        None,
+        exclude=True,  # never checkpointed (it may hold a password); each process gives it again
+        repr=False,
+        max_length=2000,
+        description="Where sessions, the search cache and the page store live: unset = the SQLite files in the data "
+        "directory (sessions.db, cache.db, pages.db); `postgresql://user:password@host:5432/db` = that PostgreSQL "
+        "database (needs `pip install 'saturate[postgres]'`). Every command takes `--database-url`; the password "
+        "is masked in every message.",
+    )
     # --- input bounds ---------------------------------------------------------
     task_max_chars: int = Field(
         2000, ge=10, le=1_000_000, description="Longest task accepted; longer tasks are rejected, not cut."
     )
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        return check_database_url(value)
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -430,7 +446,7 @@ class Settings(BaseModel):
     def replace(self, **changes: Any) -> Settings:
         """These settings with ``changes``. Lowering ``max_rounds`` below the current ``min_rounds`` (without
         setting ``min_rounds``) lowers the minimum with it."""
-        values = {**self.model_dump(), **changes}
+        values = {**self.model_dump(), "database_url": self.database_url, **changes}
         if "min_rounds" not in changes and "max_rounds" in changes:
             try:
                 values["min_rounds"] = min(self.min_rounds, int(changes["max_rounds"]))
@@ -439,11 +455,34 @@ class Settings(BaseModel):
         return load_settings(values, env={})
 
 
+def check_database_url(value: str | None) -> str | None:
+    """A PostgreSQL URL (``postgresql://`` or ``postgres://``), or None/empty for the SQLite files."""
+    if value is None or not str(value).strip():
+        return None
+    value = str(value).strip()
+    if not re.match(r"postgres(ql)?://", value, re.IGNORECASE):
+        raise ValueError(
+            "expected a PostgreSQL URL such as postgresql://user:password@localhost:5432/saturate "
+            "(leave it unset for the SQLite files in the data directory)"
+        )
+    if any(ord(c) < 32 for c in value):
+        raise ValueError("the URL has control characters")
+    return value
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (in the user part and in a ``password=`` parameter)."""
+    url = re.sub(r"(://[^:/?#@]*):[^/?#]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(password=)[^&]*", r"\1***", url)
+
+
 def _format_error(err: ValidationError) -> str:
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"]) or "settings"
         value = e.get("input")
+        if loc == "database_url" and isinstance(value, str):
+            value = mask_url(value)
         shown = "" if isinstance(value, dict) else f" (got {value!r})"
         msg = e["msg"].removeprefix("Value error, ")
         lines.append(f"{loc}: {msg}{shown}")

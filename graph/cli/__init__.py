@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
+from saturate.graph.cli.batch import cmd_batch
 from saturate.graph.cli.bench import cmd_bench
 from saturate.graph.cli.diagram import cmd_graph
 from saturate.graph.cli.monitor import run as cmd_monitor
@@ -32,8 +33,10 @@ from saturate.graph.cli.output import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    database_problem,
     disk_problem,
     say,
+    use_database,
 )
 from saturate.graph.cli.parser import build_parser
 from saturate.graph.cli.research import cmd_fork, cmd_research, cmd_resume, cmd_verify
@@ -53,6 +56,7 @@ COMMANDS = {
     "prune": cmd_prune,
     "checkpoints": cmd_checkpoints,
     "graph": cmd_graph,
+    "batch": cmd_batch,
     "bench": cmd_bench,
     "monitor": cmd_monitor,
     "settings": cmd_settings,
@@ -62,6 +66,7 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        use_database(getattr(args, "database_url", None))
         return COMMANDS[args.command](args)
     except BadInput as exc:
         say(f"saturate: error: {exc}", file=sys.stderr)
@@ -74,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         say("saturate: interrupted; the session is checkpointed — continue it with `saturate resume`", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
-        message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc)
+        message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc) or database_problem(exc)
         if message is None:
             raise  # a bug: the traceback is what a report needs
         say(message, file=sys.stderr)

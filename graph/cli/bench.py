@@ -19,14 +19,16 @@ KINDS = {
     "model": "model calls per accepted/rejected round, heuristic vs model novelty",
     "verify": "the claim decision rule on recorded search hits",
     "multi": "single loop vs multi-source, side by side",
+    "batch": "saturate batch throughput: 1/2/4 workers on SQLite and PostgreSQL",
 }
 
 
 def bench_module(kind: str) -> ModuleType:
     # heavy: the benchmark modules import LangGraph; imported when `saturate bench` is parsed
-    from saturate.graph.bench import model, multi, perf, research, verify
+    from saturate.graph.bench import batch, model, multi, perf, research, verify
 
-    return {"research": research, "perf": perf, "model": model, "verify": verify, "multi": multi}[kind]
+    modules = {"research": research, "perf": perf, "model": model, "verify": verify, "multi": multi, "batch": batch}
+    return modules[kind]
 
 
 def add_arguments(bench: argparse.ArgumentParser) -> None:

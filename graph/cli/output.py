@@ -7,6 +7,7 @@ nothing because every search failed (the errors are printed and recorded); 130 i
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -37,6 +38,41 @@ def disk_problem(exc: BaseException) -> str | None:
     return (
         f"saturate: error: {what}; every step completed before it is checkpointed — free some space, "
         "then continue with `saturate resume THREAD` (`saturate runs` lists them)"
+    )
+
+
+def use_database(url: str | None) -> None:
+    """``--database-url``: checked, then put in ``SATURATE_DATABASE_URL`` so everything of this command (and the
+    worker processes of a batch) uses it (``graph.storage`` reads it there)."""
+    from saturate.state.settings import ENV_PREFIX, SettingsError, check_database_url, mask_url
+
+    if url is None:
+        return
+    try:
+        checked = check_database_url(url)
+    except ValueError as err:
+        raise SettingsError(f"--database-url {mask_url(url)!r}: {err}") from None
+    if checked:
+        os.environ[ENV_PREFIX + "DATABASE_URL"] = checked
+    else:
+        os.environ.pop(ENV_PREFIX + "DATABASE_URL", None)
+
+
+def database_problem(exc: BaseException) -> str | None:
+    """A one-line message for PostgreSQL failing during a command (the server went away, a pool timeout), else
+    None; the URL's password is masked."""
+    from saturate.state.settings import mask_url
+
+    if not type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
+        return None
+    url = os.environ.get("SATURATE_DATABASE_URL", "")
+    text = " ".join(str(exc).split())[:300]
+    if url:
+        text = text.replace(url, mask_url(url))
+    where = f" at {mask_url(url)}" if url else ""
+    return (
+        f"saturate: error: PostgreSQL{where} failed ({type(exc).__name__}: {text}); every step completed before it "
+        "is checkpointed — when the database is back, continue with `saturate resume THREAD`"
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from saturate.graph.cli import bench, monitor
+from saturate.graph.cli import batch, bench, monitor
 from saturate.graph.cli.output import EXIT_BAD_INPUT
 from saturate.graph.cli.settings import add_setting_flags
 
@@ -45,6 +45,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="saturate", description=DESCRIPTION)
     p.add_argument("--home", help="data directory (default: $SATURATE_HOME or ~/.local/share/saturate)")
+    _add_database_flag(p, None)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = _session_parser(
@@ -119,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     pr.add_argument("--json", action="store_true")
 
+    b = sub.add_parser(
+        "batch", help="run a JSONL file of tasks over worker processes; re-run to resume (skips finished ones)"
+    )
+    batch.add_arguments(b)
+
     sub.add_parser("bench", help="benchmarks: research (default) or perf", add_later=bench.add_arguments)
 
     m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
@@ -126,7 +132,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("settings", help="every setting with its default and environment variable")
     st.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
+    for name in ("research", "verify", "resume", "fork", "show", "checkpoints", "runs", "prune", "batch"):
+        if name in sub.choices:
+            _add_database_flag(sub.choices[name], argparse.SUPPRESS)
     return p
+
+
+def _add_database_flag(p: argparse.ArgumentParser, default) -> None:
+    """``--database-url`` (before or after the command): sessions, cache and pages in that PostgreSQL database."""
+    p.add_argument(
+        "--database-url",
+        default=default,
+        metavar="URL",
+        help="keep sessions, the search cache and pages in this PostgreSQL database "
+        "(postgresql://user:password@host:5432/db; needs saturate[postgres]) instead of the data directory's "
+        "SQLite files. Env: SATURATE_DATABASE_URL.",
+    )
 
 
 def _days(text: str) -> float:

@@ -55,12 +55,15 @@ def range_text(name: str, markdown: bool = False) -> str:
     return ", ".join(p for p in parts if p)
 
 
+NO_FLAG = {"database_url"}  # every command's own --database-url (cli.parser), not a per-session setting
+
+
 def add_setting_flags(p: argparse.ArgumentParser) -> None:
     """A ``--<setting>`` flag per setting; a setting whose flag the parser already has (``bench``'s own
     ``--seed`` and ``--corpus``) is skipped."""
     group = p.add_argument_group("settings (also SATURATE_<NAME> environment variables)")
     for name, field in Settings.model_fields.items():
-        if flag(name) in p._option_string_actions:  # argparse keeps no public index of its flags
+        if flag(name) in p._option_string_actions or name in NO_FLAG:  # argparse keeps no public index of its flags
             continue
         group.add_argument(
             flag(name),

@@ -1,0 +1,341 @@
+"""``saturate batch TASKS.jsonl``: one session per line, run by worker processes, resumable, shareable.
+
+Each line is ``{"id"?, "question" | "task" | "claim", "settings"?: {...}}`` (other keys, such as a data set's
+``answers``, are ignored). A line's thread id is ``<prefix>-<id>`` (prefix: the file's stem, or
+``--thread-prefix``; a line without an id takes the first 12 hex digits of its text's sha256), so running the
+same file again finds the same sessions:
+
+- a task whose result line is already in the output file is skipped without opening anything;
+- a finished session (done in the checkpoints, its line lost when the batch was killed) is only read back;
+- an unfinished one is resumed from its last checkpoint (no step is repeated);
+- the others start.
+
+**Claims.** Before it touches a session a worker claims its thread: a PostgreSQL advisory lock
+(``pg_try_advisory_lock``) held on the worker's own connection when sessions live in PostgreSQL, else a file
+lock (``filelock``) in ``home/claims``. A claim held elsewhere — another worker, another ``saturate batch`` on
+the same data, another machine on the same database — makes the task wait its turn (it is retried after the
+others); the lock goes with the connection or the process, so a killed worker or machine frees its tasks and
+whoever claims one next resumes it. Several machines pointed at one database can therefore run the same file
+at once: each task runs once, and every machine's output file ends up holding the tasks it ran or found done.
+
+Workers are processes (spawned: the work is CPU-bound Python, and a process per worker keeps its own
+checkpointer pool); the parent keeps ``workers`` tasks in flight, appends a JSON line per finished task to the
+output as it arrives (flushed), and shows done / running / failed / skipped and sessions per second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from saturate.graph import api, storage
+from saturate.graph.paths import home_dir
+from saturate.graph.session import InputError, check_thread, config, graph_for, kind_of, open_checkpointer
+from saturate.state.errors import BadInput
+from saturate.state.settings import load_settings
+from saturate.state.text import printable
+
+RETRY_BUSY_S = 0.5  # how long a task claimed elsewhere waits before it is tried again
+
+
+@dataclass(frozen=True)
+class BatchTask:
+    id: str
+    thread: str
+    text: str
+    kind: str  # question | claim
+    settings: dict
+    line: int
+
+
+@dataclass
+class BatchReport:
+    total: int
+    out: str
+    done: int = 0  # finished in this run (started or resumed)
+    resumed: int = 0
+    skipped: int = 0  # finished before this run (in the output file or in the checkpoints)
+    failed: int = 0
+    elapsed_s: float = 0.0
+    interrupted: bool = False
+    broken: str | None = None  # a worker process died (killed, out of memory): the batch stopped, re-run it
+    failures: list[dict] = field(default_factory=list)
+
+    @property
+    def sessions_per_s(self) -> float:
+        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "sessions_per_s": round(self.sessions_per_s, 2)}
+
+
+def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = None) -> list[BatchTask]:
+    """The tasks of a JSONL file; every line is checked (and its settings validated) before anything runs."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"task file {path} not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"task file {path} cannot be read ({err})") from None
+    prefix = prefix if prefix is not None else Path(path).stem
+    tasks: list[BatchTask] = []
+    seen: dict[str, int] = {}
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        where = f"{path} line {n}"
+        try:
+            obj = json.loads(raw)
+        except ValueError as err:
+            raise InputError(f"{where} is not JSON ({err})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f'{where}: expected an object such as {{"id": "q1", "question": "..."}}')
+        kind = "claim" if "claim" in obj else "question"
+        text = obj.get("claim") if kind == "claim" else obj.get("question", obj.get("task"))
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f'{where}: needs a non-empty "question", "task" or "claim"')
+        settings = obj.get("settings") or {}
+        if not isinstance(settings, dict):
+            raise InputError(f'{where}: "settings" must be an object of settings')
+        try:
+            load_settings({**(overrides or {}), **settings})
+        except BadInput as err:
+            raise InputError(f"{where}: {err}") from None
+        raw_id = obj.get("id")
+        task_id = str(raw_id) if raw_id is not None else hashlib.sha256(text.encode()).hexdigest()[:12]
+        if task_id in seen:
+            raise InputError(
+                f"{where}: id {printable(task_id[:60])!r} is also on line {seen[task_id]}; ids must differ"
+            )
+        seen[task_id] = n
+        try:
+            thread = check_thread(f"{prefix}-{task_id}" if prefix else task_id)
+        except InputError as err:
+            raise InputError(f"{where}: {err}") from None
+        tasks.append(BatchTask(task_id, thread, text, kind, settings, n))
+    if not tasks:
+        raise InputError(f"task file {path} has no tasks")
+    return tasks
+
+
+def finished_ids(out: Path) -> set[str]:
+    """Ids with a ``done`` line in the output file; a last line cut short by a kill is removed."""
+    if not out.exists():
+        return set()
+    data = out.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        with out.open("r+b") as f:
+            f.truncate(cut)
+        data = data[:cut]
+    ids = set()
+    for raw in data.decode("utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("status") == "done":
+            ids.add(str(row.get("id")))
+    return ids
+
+
+# --- the worker process --------------------------------------------------------------------------------------
+
+
+class _Claims:
+    """Claims on threads: PostgreSQL advisory locks on one dedicated connection, or file locks in home/claims."""
+
+    def __init__(self, url: str | None, home: Path):
+        self.url = url
+        self.home = home
+        self.conn = None
+        self.held: dict[str, Any] = {}
+
+    def take(self, thread: str) -> bool:
+        if self.url:
+            if self.conn is None or self.conn.closed:
+                psycopg = storage.psycopg_module()
+                self.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=storage.CONNECT_TIMEOUT_S)
+            got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (storage.lock_key("batch:" + thread),))
+            return bool(got.fetchone()[0])
+        folder = self.home / "claims"
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(folder / (hashlib.sha256(thread.encode()).hexdigest()[:32] + ".lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        self.held[thread] = lock
+        return True
+
+    def release(self, thread: str) -> None:
+        if self.url:
+            if self.conn is not None and not self.conn.closed:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (storage.lock_key("batch:" + thread),))
+            return
+        lock = self.held.pop(thread, None)
+        if lock is not None:
+            lock.release()
+
+
+_CLAIMS: _Claims | None = None
+_KEEP: list[Any] = []
+
+
+def _worker_init(url: str | None, home: str) -> None:
+    global _CLAIMS
+    if url:
+        os.environ[storage.ENV] = url
+    else:
+        # One connection to sessions.db held for the worker's life: SQLite checkpoints and removes the WAL when
+        # the last connection of a process closes, ~1 ms on each of the several opens a session makes.
+        with open_checkpointer(home_dir(home)):
+            pass
+        _KEEP.append(sqlite3.connect(Path(home) / "sessions.db", check_same_thread=False))
+    _CLAIMS = _Claims(url, Path(home))
+
+
+def run_task(task: BatchTask, overrides: dict, home: str) -> dict:
+    """Claim, then read back, resume or start the task's session; its result line (``status`` busy when the
+    claim is held elsewhere). Failures are results, never raised: the batch goes on."""
+    claims = _CLAIMS or _Claims(storage.database_url(), Path(home))
+    row: dict[str, Any] = {"id": task.id, "thread": task.thread, "line": task.line}
+    start = time.perf_counter()
+    try:
+        if not claims.take(task.thread):
+            return {**row, "status": "busy"}
+    except Exception as err:  # the database went away: a failure of this task, reported
+        return {**row, "status": "failed", "error": f"claim failed: {type(err).__name__}: {err}"[:500]}
+    try:
+        state = _state(task.thread, home)
+        if state is not None and state.get("result"):
+            result, how = state["result"], "found"
+        elif state is not None:
+            result, how = api.resume(task.thread, home=home).model_dump(), "resumed"
+        else:
+            run = api.verify if task.kind == "claim" else api.research
+            result = run(task.text, thread_id=task.thread, home=home, **{**overrides, **task.settings}).model_dump()
+            how = "ran"
+        return {
+            **row,
+            "status": "done",
+            "how": how,
+            "task": task.text,
+            "outcome": result.get("outcome"),
+            "answer": result.get("answer") or result.get("proof"),
+            "sources": [s.get("url") for s in result.get("sources") or []],
+            "rounds": result.get("rounds"),
+            "seconds": round(time.perf_counter() - start, 3),
+        }
+    except KeyboardInterrupt:
+        raise
+    except Exception as err:  # recorded; the session keeps its checkpoints, a re-run resumes it
+        text = " ".join(str(err).split())[:500]
+        return {**row, "status": "failed", "task": task.text, "error": f"{type(err).__name__}: {text}"}
+    finally:
+        claims.release(task.thread)
+
+
+def _state(thread: str, home: str) -> dict | None:
+    """The session's latest values, or None when it does not exist yet (one read of the checkpointer)."""
+    with open_checkpointer(home_dir(home)) as saver:
+        kind = kind_of(saver, thread)
+        if kind is None:
+            return None
+        return graph_for(kind, saver).get_state(config(thread)).values
+
+
+# --- the parent ----------------------------------------------------------------------------------------------
+
+
+def run_batch(
+    path: Path,
+    *,
+    workers: int,
+    out: Path,
+    overrides: dict | None = None,
+    home=None,
+    prefix: str | None = None,
+    on_event: Callable[[str, BatchReport, dict | None], None] | None = None,
+) -> BatchReport:
+    """Run the file's tasks (see the module docstring); ``on_event(kind, report, row)`` sees ``start``, each
+    ``row`` written and ``end``. A KeyboardInterrupt stops it with ``report.interrupted`` set (what finished is
+    written; unfinished sessions are checkpointed)."""
+    if not 1 <= workers <= 64:
+        raise InputError(f"--workers must be between 1 and 64 (got {workers})")
+    overrides = dict(overrides or {})
+    overrides.pop("database_url", None)  # the environment carries it to the workers
+    tasks = read_tasks(path, prefix, overrides)
+    home_path = home_dir(home)
+    url = storage.database_url()
+    if url:
+        storage.pool(url)  # an unreachable database is one line now, not one failure per task
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    finished = finished_ids(out)
+    report = BatchReport(total=len(tasks), out=str(out))
+    todo = deque(t for t in tasks if t.id not in finished)
+    report.skipped = len(tasks) - len(todo)
+    emit = on_event or (lambda kind, rep, row: None)
+    emit("start", report, None)
+    running: dict[Future, BatchTask] = {}
+    started = time.perf_counter()
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(url, str(home_path)))
+    try:
+        with out.open("a", encoding="utf-8") as sink:
+            while todo or running:
+                while todo and len(running) < workers:
+                    task = todo.popleft()
+                    running[pool.submit(run_task, task, overrides, str(home_path))] = task
+                emit("running", report, {"running": len(running)})
+                finished_now, _ = wait(running, return_when=FIRST_COMPLETED)
+                busy = 0
+                for future in finished_now:
+                    task = running.pop(future)
+                    row = future.result()
+                    if row["status"] == "busy":
+                        todo.append(task)
+                        busy += 1
+                        continue
+                    if row["status"] == "done" and row.get("how") == "found":
+                        report.skipped += 1
+                    elif row["status"] == "done":
+                        report.done += 1
+                        report.resumed += row.get("how") == "resumed"
+                    else:
+                        report.failed += 1
+                        report.failures.append({k: row.get(k) for k in ("id", "thread", "error")})
+                    sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    sink.flush()
+                    report.elapsed_s = time.perf_counter() - started
+                    emit("row", report, row)
+                if busy and not running:
+                    time.sleep(RETRY_BUSY_S)  # only tasks claimed elsewhere are left: give their holders time
+    except KeyboardInterrupt:
+        report.interrupted = True
+        pool.shutdown(wait=False, cancel_futures=True)
+    except BrokenProcessPool as err:
+        report.interrupted = True
+        report.broken = f"a worker process died ({err or 'killed'})"
+    finally:
+        pool.shutdown(wait=not report.interrupted, cancel_futures=True)
+        report.elapsed_s = time.perf_counter() - started
+    emit("end", report, None)
+    return report
+
+
+__all__ = ["BatchReport", "BatchTask", "finished_ids", "read_tasks", "run_batch", "run_task"]

@@ -1,0 +1,199 @@
+"""Where sessions live: the SQLite files of the data directory, or one PostgreSQL database (``database_url``).
+
+Unset (the default), sessions are checkpointed in ``home/sessions.db`` (``SqliteSaver``), the search cache is
+``home/cache.db`` and the page store ``home/pages.db``. With ``database_url`` (``SATURATE_DATABASE_URL``,
+``--database-url``) set to ``postgresql://...`` all three are in that database: checkpoints through
+``langgraph-checkpoint-postgres``'s ``PostgresSaver`` (the saver LangGraph's own server uses) over a
+``psycopg_pool.ConnectionPool``, the cache and the pages in two tables of ours (``sources.postgres``). The local
+corpus indexes stay in ``home/index`` (derived from the corpus files, rebuilt on any machine).
+
+The URL is resolved per call: an explicit one (Python API ``database_url=``), else the one set for the current
+context (``using``), else ``SATURATE_DATABASE_URL`` (the CLI puts ``--database-url`` there, so worker processes
+inherit it). One pool per URL and process, opened on first use; the tables are created once, under an advisory
+lock so several processes or machines starting together do not race. The password never appears in a message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from saturate.sources.cache import SearchCache
+from saturate.sources.pages import SqlitePageStore
+from saturate.sources.postgres import SCHEMA, PgPageStore, PgSearchCache
+from saturate.state.errors import BadInput
+from saturate.state.settings import ENV_PREFIX, check_database_url, mask_url
+
+ENV = ENV_PREFIX + "DATABASE_URL"
+CONNECT_TIMEOUT_S = 10
+POOL_MAX = 8  # connections a process may hold: one saver + the cache and page store of a few threads
+_URL: ContextVar[str | None] = ContextVar("saturate_database_url", default=None)
+_POOLS: dict[tuple[str, int], Any] = {}
+_READY: set[tuple[str, int]] = set()
+_LOCK = threading.Lock()
+
+
+class StorageError(BadInput):
+    """The database named by ``database_url`` cannot be used: one line naming it (password masked) and what to do."""
+
+
+def database_url(explicit: str | None = None) -> str | None:
+    """The PostgreSQL URL in force, or None for the SQLite files of the data directory."""
+    for value, where in ((explicit, "database_url"), (_URL.get(), "database_url"), (os.environ.get(ENV), ENV)):
+        if value is not None and str(value).strip():
+            try:
+                return check_database_url(value)
+            except ValueError as err:
+                raise StorageError(f"{where} {mask_url(str(value))!r}: {err}") from None
+    return None
+
+
+@contextmanager
+def using(url: str | None) -> Iterator[None]:
+    """Within the block, sessions live at ``url`` (None: as configured outside it)."""
+    token = _URL.set(database_url(url) if url else _URL.get())
+    try:
+        yield
+    finally:
+        _URL.reset(token)
+
+
+def where(url: str | None, home) -> str:
+    """How a message names the place sessions are in."""
+    return f"the database {mask_url(url)}" if url else str(home)
+
+
+def _driver():
+    """psycopg, its dict rows, its pool and LangGraph's PostgresSaver: the optional extra, imported only when a
+    PostgreSQL URL is used (a missing extra is one line saying what to install)."""
+    try:
+        import psycopg  # noqa: PLC0415
+        from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
+        from psycopg.rows import dict_row  # noqa: PLC0415
+        from psycopg_pool import ConnectionPool  # noqa: PLC0415
+    except ImportError as err:
+        raise StorageError(
+            f"a PostgreSQL database_url needs the postgres extra ({err.name or err} is missing): "
+            "pip install 'saturate[postgres]'"
+        ) from None
+    return psycopg, dict_row, ConnectionPool, PostgresSaver
+
+
+def psycopg_module():
+    """psycopg itself (the optional extra)."""
+    return _driver()[0]
+
+
+def unreachable(url: str, err: BaseException) -> StorageError:
+    text = " ".join(str(err).split()) or type(err).__name__
+    text = text.replace(url, mask_url(url))
+    return StorageError(
+        f"cannot use PostgreSQL at {mask_url(url)} ({text[:300]}): start the server, create the database or fix "
+        f"--database-url / {ENV}"
+    )
+
+
+def pool(url: str):
+    """This process's connection pool for ``url`` (autocommit, dict rows, no prepared statements: what
+    ``PostgresSaver`` expects), with the tables created. A first direct connection gives a clear error at once
+    instead of a pool timeout."""
+    key = (url, os.getpid())
+    with _LOCK:
+        found = _POOLS.get(key)
+        if found is not None:
+            return found
+        psycopg, dict_row, ConnectionPool, _ = _driver()
+        try:
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
+        except psycopg.Error as err:
+            raise unreachable(url, err) from None
+        made = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_MAX,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            timeout=60,
+            open=True,
+            name="saturate",
+        )
+        _POOLS[key] = made
+    _setup(url, made)
+    return made
+
+
+def _setup(url: str, conn_pool) -> None:
+    """The checkpoint tables (``PostgresSaver.setup``: its migrations) and ours, once per process, serialised
+    across processes and machines by an advisory lock (session-level: some of LangGraph's migrations create
+    indexes ``CONCURRENTLY``, which cannot run inside a transaction)."""
+    key = (url, os.getpid())
+    if key in _READY:
+        return
+    PostgresSaver = _driver()[3]
+    with conn_pool.connection() as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (lock_key("saturate-setup"),))
+        try:
+            for statement in SCHEMA:
+                conn.execute(statement)
+            PostgresSaver(conn).setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key("saturate-setup"),))
+    _READY.add(key)
+
+
+def lock_key(name: str) -> int:
+    """A signed 64-bit advisory-lock key for ``name`` (stable across processes and machines)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+@contextmanager
+def postgres_saver(url: str) -> Iterator[Any]:
+    """A ``PostgresSaver`` over this process's pool for ``url``."""
+    psycopg, _, _, PostgresSaver = _driver()
+    try:
+        conn_pool = pool(url)
+    except psycopg.Error as err:  # lost between the probe and the setup
+        raise unreachable(url, err) from None
+    yield PostgresSaver(conn_pool)
+
+
+def is_postgres(saver: Any) -> bool:
+    return type(saver).__module__.startswith("langgraph.checkpoint.postgres")
+
+
+def latest_threads(saver: Any) -> list[str]:
+    """Thread ids of the checkpoint database, most recently updated first."""
+    sql = (
+        "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = '' "
+        "GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"
+    )
+    if is_postgres(saver):
+        with saver.conn.connection() as conn:
+            return [row["thread_id"] for row in conn.execute(sql).fetchall()]
+    return [row[0] for row in saver.conn.execute(sql).fetchall()]
+
+
+def search_cache(url: str | None, home):
+    """The search cache: ``home/cache.db``, or the ``saturate_search_cache`` table at ``url``."""
+    if url:
+        return PgSearchCache(pool(url))
+    return SearchCache(home / "cache.db")
+
+
+def page_store(url: str | None, home):
+    """The page store: ``home/pages.db``, or the ``saturate_pages`` table at ``url``."""
+    if url:
+        return PgPageStore(pool(url))
+    return SqlitePageStore(home / "pages.db")
+
+
+def close_pools() -> None:
+    """Close this process's pools (tests; a worker process closes them on exit)."""
+    with _LOCK:
+        for key in [k for k in _POOLS if k[1] == os.getpid()]:
+            _POOLS.pop(key).close()
+            _READY.discard(key)
