@@ -39,7 +39,7 @@ def load_like_the_server(spec: str):
 def served():
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["dependencies"] == ["."]
-    assert set(config["graphs"]) == {"saturate"}
+    assert set(config["graphs"]) == {"saturate", "saturate-multi"}  # both served (tests/test_server.py)
     return load_like_the_server(config["graphs"]["saturate"])
 
 
