@@ -26,11 +26,17 @@ _ABBREVIATION_END = re.compile(
 _DERIVATIONAL = tuple("ational ation ative ition ion ive ment ness ity ical ally ly er or".split())
 
 
+_POSSESSIVE_END = re.compile(r"['’]s?$")
+
+
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light stem: accents, a possessive 's, plural -s/-es/-ies, -ing, -ed and a final e go, so
-    flows/flowing/flowed and invade/invaded meet; numbers stay as they are."""
+    flows/flowing/flowed and invade/invaded meet; numbers stay as they are.
+
+    Cached: the extractive answer stems the same words of every source sentence again and again."""
     w = _ACCENTS.sub("", unicodedata.normalize("NFKD", word.lower()))
-    w = re.sub(r"['’]s?$", "", w)
+    w = _POSSESSIVE_END.sub("", w)
     if w.isdigit() or len(w) <= 3:
         return w
     if w.endswith("ies") and len(w) > 4:
@@ -84,9 +90,18 @@ def title_subject(title: str) -> str:
     return re.sub(r"\s*\(.*\)\s*$", "", title or "").strip()
 
 
+@functools.lru_cache(maxsize=65536)
+def _whole_words(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
 def name_in(name: str, low_text: str) -> bool:
-    """Whether the lower-cased ``name`` occurs in ``low_text`` as whole words."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", low_text) is not None
+    """Whether the lower-cased ``name`` occurs in ``low_text`` as whole words.
+
+    A plain substring test first (most names are not in most texts), then the whole-word pattern, compiled
+    once per name: the extractive answer asks this for every name of every sentence against every source, more
+    distinct names than ``re``'s own cache of 512 patterns holds."""
+    return name in low_text and _whole_words(name).search(low_text) is not None
 
 
 # --- what the question asks for ------------------------------------------------------------------------------

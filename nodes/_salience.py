@@ -27,8 +27,10 @@ unless the task uses them.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
+from dataclasses import dataclass
 
 from saturate.nodes._entities import GENERIC_NAME_WORDS, NAME_PHRASE
 from saturate.state.text import STOPWORDS, term_set, terms, words
@@ -67,21 +69,44 @@ def task_names(task: str) -> list[frozenset[str]]:
     return names
 
 
+@dataclass(frozen=True)
+class TaskTerms:
+    """What relevance needs from a task: its content terms, its names (each a set of terms) and their terms."""
+
+    terms: frozenset[str]
+    names: tuple[frozenset[str], ...]
+    name_terms: frozenset[str]
+
+    def hits(self, ts: frozenset[str]) -> tuple[frozenset[str], int]:
+        """A result's share of the task, from its term set: (the task terms it has, the task names it has whole)."""
+        return self.terms & ts, sum(1 for name in self.names if name <= ts)
+
+    def idf(self, n: int, df: dict[str, int]) -> dict[str, float]:
+        """Rarity weight of each task term found among ``n`` results (``df``: in how many), names doubled."""
+        return {t: math.log(1 + n / df[t]) * (NAME_BOOST if t in self.name_terms else 1.0) for t in self.terms if df[t]}
+
+    def weight(self, hits: frozenset[str], found: int, idf: dict[str, float], decay: float, pos: int) -> float:
+        """One result's relevance from its ``hits`` (see ``relevance_weights``)."""
+        return (
+            (0.1 + sum(idf.get(t, 0.0) for t in hits))
+            * ((1 + found) / (1 + len(self.names))) ** NAME_SHARE_POWER
+            / (1 + decay * pos)
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def task_terms_of(task: str) -> TaskTerms:
+    names = tuple(task_names(task))
+    return TaskTerms(term_set(task), names, frozenset().union(*names) if names else frozenset())
+
+
 def relevance_weights(task: str, results: list[dict], decay: float = POSITION_DECAY) -> list[float]:
     """Task relevance of each result, in order (see the module docstring); ``decay`` 0: no position discount."""
-    task_terms = term_set(task)
-    names = task_names(task)
-    name_terms = frozenset().union(*names) if names else frozenset()
+    tt = task_terms_of(task)
     tsets = [term_set(result_text(r)) for r in results]
-    n = len(results)
-    df = {t: sum(1 for ts in tsets if t in ts) for t in task_terms}
-    idf = {t: math.log(1 + n / df[t]) * (NAME_BOOST if t in name_terms else 1.0) for t in task_terms if df[t]}
-    return [
-        (0.1 + sum(idf.get(t, 0.0) for t in task_terms & ts))
-        * ((1 + sum(1 for name in names if name <= ts)) / (1 + len(names))) ** NAME_SHARE_POWER
-        / (1 + decay * pos)
-        for pos, ts in enumerate(tsets)
-    ]
+    df = {t: sum(1 for ts in tsets if t in ts) for t in tt.terms}
+    idf = tt.idf(len(results), df)
+    return [tt.weight(*tt.hits(ts), idf, decay, pos) for pos, ts in enumerate(tsets)]
 
 
 def relative_relevance(task: str, accepted: list[dict], new: list[dict]) -> list[float]:

@@ -12,7 +12,11 @@ accepted, and only counts what is new *and on topic*. For each result:
   new words counts little.
 
 The round scores 10 x the best novelty x relevance among its results: "how new
-and how on topic is the best thing this round found". Scoring only against the
+and how on topic is the best thing this round found". The vocabulary and the
+relevance statistics of the accepted results are kept from round to round
+(``_accepted``: only the newly accepted results are added; a resumed or forked
+session rebuilds them from its state once), equal to recomputing them
+(``accepted_vocabulary``, ``_salience.relative_relevance``). Scoring only against the
 capped knowledge state (the seed) or counting new words alone makes nearly
 every round look new (measured on ../shared/data; see README, Benchmarks).
 
@@ -39,12 +43,12 @@ import time
 
 from langgraph.runtime import Runtime
 
+from saturate.nodes._accepted import accepted_index
 from saturate.nodes._model import ModelUsage, Prompt, error_text, first_int
-from saturate.nodes._salience import relative_relevance
 from saturate.nodes._search import cosine, result_passage
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
-from saturate.state.settings import Settings
+from saturate.state.settings_of import settings_of
 from saturate.state.text import term_set, words
 
 
@@ -145,19 +149,15 @@ def model_novelty(model, task: str, knowledge: str, results: list[dict], usage: 
 
 def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = Settings.model_validate(state["settings"])
+    settings = settings_of(state)
     cur = dict(state["current"])
     results = cur.get("results", [])
     accepted = state.get("results") or {}
-    judged = {
-        "heuristic": session_novelty(
-            results,
-            accepted.keys(),
-            accepted_vocabulary(accepted),
-            relative_relevance(state["task"], list(accepted.values()), results),
-        ),
-        "seed-heuristic": summary_novelty(results, state.get("knowledge", "")),
-    }
+    # the vocabulary and relevance statistics of the accepted results, updated with the results accepted since
+    # the last round (``_accepted``): the same as accepted_vocabulary(accepted) and relative_relevance(...)
+    with accepted_index(state["task"], accepted) as index:
+        heuristic = session_novelty(results, accepted.keys(), index.vocab, index.relative_relevance(results))
+    judged = {"heuristic": heuristic, "seed-heuristic": summary_novelty(results, state.get("knowledge", ""))}
     usage = ModelUsage("novelty")
     errors, fallbacks = list(cur.get("errors", [])), list(cur.get("fallbacks", []))
     method = settings.novelty_method

@@ -28,12 +28,12 @@ from saturate.nodes._notes import drain_notes
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import SearchResult
-from saturate.state.settings import Settings
+from saturate.state.settings_of import settings_of
 from saturate.state.text import overlap, term_set
 
 
 def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:
-    settings = Settings.model_validate(state["settings"])
+    settings = settings_of(state)
     known = term_set(state.get("knowledge", ""))
     log: list[dict] = []
     fetched = 0

@@ -27,41 +27,56 @@ from saturate.state.graph_state import ResearchState
 from saturate.state.records import RoundRecord
 from saturate.state.rng import draw
 from saturate.state.settings import Settings
+from saturate.state.settings_of import settings_of
+
+KNOWN = "the new results were mostly what was already known"  # a sub-threshold round, in a newcomer's words
+
+
+def number(x: float, near: float | None = None) -> str:
+    """A score as people read it: two decimals at most (``2.4``, ``3``, ``2.41``), more when rounding would make it
+    look equal to ``near`` (the threshold it is compared with: ``2.996 < 3``, never ``3 < 3``)."""
+    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    if near is not None and x != near and float(text) == near:
+        text = f"{x:g}"
+    return text
 
 
 def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[str, str, float | None, dict]:
-    """(decision, reason, epsilon draw or None, next rng state). Pure."""
+    """(decision, reason, epsilon draw or None, next rng state). Pure.
+
+    The reason says why in words first, then the numbers it was decided on; the session's ``stop_reason`` is the
+    last round's reason (``stopped after 3 round(s): the new results were mostly what was already known (novelty
+    2.4 < threshold 3; random draw 0.870 ≥ epsilon 0.15)``)."""
+    t = settings.novelty_threshold
+    nov = number(score, t)
     if settings.mode == "fixed":
         if rnd >= settings.fixed_rounds:
-            return "cap", f"fixed mode: round {rnd} of {settings.fixed_rounds}", None, rng
-        return "accept", f"fixed mode: round {rnd} of {settings.fixed_rounds}", None, rng
+            return "cap", f"fixed mode: all {settings.fixed_rounds} rounds done (fixed_rounds)", None, rng
+        return "accept", f"fixed mode: round {rnd} of {settings.fixed_rounds} (fixed_rounds)", None, rng
     if rnd >= settings.max_rounds:
-        return "cap", f"hard cap: max_rounds={settings.max_rounds} reached (novelty {score:g})", None, rng
+        vs = f"{'≥' if score >= t else '<'} threshold {t:g}"
+        return "cap", f"the round limit was reached (max_rounds {settings.max_rounds}; novelty {nov} {vs})", None, rng
     if rnd < settings.min_rounds:
-        return "accept", f"round {rnd} < min_rounds={settings.min_rounds}: no stop yet (novelty {score:g})", None, rng
-    if score >= settings.novelty_threshold:
-        return "accept", f"novelty {score:g} >= threshold {settings.novelty_threshold:g}", None, rng
+        return "accept", f"too early to stop (round {rnd} < min_rounds {settings.min_rounds}; novelty {nov})", None, rng
+    if score >= t:
+        return "accept", f"the new results were new enough to go on (novelty {nov} ≥ threshold {t:g})", None, rng
     u, rng = draw(rng)
-    if u < settings.novelty_epsilon:
+    eps = settings.novelty_epsilon
+    if u < eps:
         return (
             "epsilon_pass",
-            f"novelty {score:g} < threshold {settings.novelty_threshold:g}, but draw {u:.3f} < epsilon "
-            f"{settings.novelty_epsilon:g}: pass through",
+            f"{KNOWN}, but a random draw let the search go on (novelty {nov} < threshold {t:g}; "
+            f"random draw {u:.3f} < epsilon {eps:g})",
             u,
             rng,
         )
-    return (
-        "stop",
-        f"novelty {score:g} < threshold {settings.novelty_threshold:g} "
-        f"(draw {u:.3f} >= epsilon {settings.novelty_epsilon:g})",
-        u,
-        rng,
-    )
+    chance = f"; random draw {u:.3f} ≥ epsilon {eps:g}" if eps > 0 else ""  # epsilon 0: the threshold alone
+    return "stop", f"{KNOWN} (novelty {nov} < threshold {t:g}{chance})", u, rng
 
 
 def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = Settings.model_validate(state["settings"])
+    settings = settings_of(state)
     cur = dict(state["current"])
     # rounds count from the start of the current attempt (a claim sent back for more search gets a fresh loop)
     rnd = cur["round"] - state.get("attempt_start", 0)

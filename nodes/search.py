@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from saturate.nodes._search import ask, reranker
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
-from saturate.state.settings import Settings
+from saturate.state.settings_of import settings_of
 from saturate.state.text import terms
 
 SIMPLIFIED_MAX_TERMS = 8
@@ -36,7 +36,7 @@ def simplify(query: str) -> str:
 
 def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = Settings.model_validate(state["settings"])
+    settings = settings_of(state)
     cur = dict(state["current"])
     source = runtime.context.source
     errors = list(cur.get("errors", []))

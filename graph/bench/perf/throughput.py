@@ -153,6 +153,10 @@ def sessions_processes(work: Path, tasks: list[str], workers: int) -> tuple[floa
     excluded: the clock runs from "go" to the last worker's answers."""
     home = work / f"processes-{workers}"
     home.mkdir(parents=True, exist_ok=True)
+    # sessions.db made (tables set up) before the workers open it: a worker that finds the file another has just
+    # created, still 0 bytes, would take it for a damaged one (graph.session.open_checkpointer refuses those)
+    with open_checkpointer(home):
+        pass
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER_CODE],
