@@ -72,14 +72,22 @@ def route_after_merge(state: MultiState) -> Literal["leads", "done"]:
 
 
 def route_leads(state: MultiState) -> list[Send] | Literal["no_leads"]:
-    """One follow branch per source with the leads to follow (what each source already asked and has)."""
-    followed = [lead for lead in state.get("leads") or [] if lead.get("followed")]
+    """One follow branch per followed lead or researched entity, on the source ``breadcrumbs`` chose for it.
+
+    All of them run in one superstep, concurrently: a lead costs one search's latency, not its place in a
+    queue. Each branch over-fetches past every result the session already has (any source's), so what it
+    adds is new to the session."""
+    asked = {(ev["source"], ev["query"]) for ev in state.get("audit") or []}
+    # numbered over every lead followed so far (earlier passes too): a query number is unique in the session
+    followed = [
+        (n, lead)
+        for n, lead in enumerate((lead for lead in state.get("leads") or [] if lead.get("followed")), start=1)
+        if lead.get("source") and (lead["source"], lead["query"]) not in asked
+    ]
     if not followed:
         return "no_leads"
-    hits = state.get("hits") or []
-    asked: dict[str, list[str]] = {}
-    for ev in state.get("audit") or []:
-        asked.setdefault(ev["source"], []).append(ev["query"])
+    specs = {spec["name"]: spec for spec in state["sources"]}
+    seen = list(dict.fromkeys(h["result"]["url"] for h in state.get("hits") or []))
     seed = used_in_state(state)
     return [
         Send(
@@ -87,15 +95,16 @@ def route_leads(state: MultiState) -> list[Send] | Literal["no_leads"]:
             {
                 "task": state["task"],
                 "settings": state["settings"],
-                "source": spec,
-                "leads": followed,
-                "seen": [h["result"]["url"] for h in hits if h["source"] == spec["name"]],
-                "asked": asked.get(spec["name"], []),
+                "source": specs[lead["source"]],
+                "leads": [lead],
+                "number": n,
+                "seen": seen,
                 "budget_seed": seed,
             },
         )
-        for spec in state["sources"]
-    ]
+        for n, lead in followed
+        if lead["source"] in specs
+    ] or "no_leads"
 
 
 def build_multi_graph(checkpointer=None, **compile_kwargs):

@@ -208,6 +208,7 @@ class _Extractive:
             found = [d.subject] + [e.name.lower() for e in extract_entities(d.title) if e.kind != "quantity"]
             d.title_names = tuple(dict.fromkeys(n for n in found if n and not self.in_task(n)))
         self._mentioned: dict[str, list[int]] = {}
+        self._corpus: _Corpus | None = None
         self.bridges: set[str] = set()
         self.common = common_words(results)
         lead: dict[int, _Sentence] = {}
@@ -250,9 +251,14 @@ class _Extractive:
         return (s.stems | self.docs[s.doc].title_stems | s.context) & self.task_stems
 
     def mentioning(self, name: str) -> list[int]:
-        """The sources that mention ``name`` (cached)."""
+        """The sources that mention ``name`` as whole words (``name_in``), cached.
+
+        Every name of every sentence is asked of every source (rule 2): rather than a test per source, all
+        the sources' texts are searched at once (``_Corpus``), at the occurrences of the name only."""
         if name not in self._mentioned:
-            self._mentioned[name] = [i for i, d in enumerate(self.docs) if name_in(name, d.low)]
+            if self._corpus is None:
+                self._corpus = _Corpus([d.low for d in self.docs])
+            self._mentioned[name] = self._corpus.mentioning(name)
         return self._mentioned[name]
 
     def candidates(self, s: _Sentence, bridge: str | None) -> tuple[str, ...]:
@@ -292,7 +298,7 @@ class _Extractive:
         focus = typed and self.q.focus is not None and self.q.focus in (s.stems | home.title_stems)
         if self.q.kind == "name" and self.q.focus and not focus:
             typed = False  # "the name of the waterfall": a name counts in a sentence that says "waterfall"
-        superlative = bool(self.superlatives & _pairs(s.text))
+        superlative = bool(self.superlatives) and bool(self.superlatives & _pairs(s.text))
         s.score = (
             s.coverage
             + TYPE_WEIGHT * typed
@@ -480,6 +486,50 @@ _SUPERLATIVE = re.compile(
     r"|digest|invest|manifest|conquest|quest|nest|chest|priest|crest|pest|vest|zest|jest|behest|unrest|inquest"
     r"|everest|bucharest|budapest)$)[a-z]{2,}est"
 )
+
+
+class _Corpus:
+    """The sources' lower-cased texts with an index of their words, so a name's sources are found without a
+    test per source and without compiling a pattern per name.
+
+    Exactly ``name_in`` per text: an occurrence counts when the characters either side are not word
+    characters (``\\w`` in ``re``: ``str.isalnum()`` or "_"). Each run of word characters of such an
+    occurrence is then a whole word of the text, so only the texts holding every word of the name are
+    searched."""
+
+    def __init__(self, texts: list[str]):
+        self.texts = texts
+        self.index: dict[str, set[int]] = {}
+        for i, t in enumerate(texts):
+            for w in set(_WORD.findall(t)):
+                self.index.setdefault(w, set()).add(i)
+
+    def mentioning(self, name: str) -> list[int]:
+        """Indexes of the texts holding ``name`` as whole words, in order."""
+        found = _WORD.findall(name)
+        if not found:
+            return [i for i, t in enumerate(self.texts) if name_in(name, t)]
+        docs = sorted((self.index.get(w, set()) for w in set(found)), key=len)
+        cands = set(docs[0]).intersection(*docs[1:])
+        return [i for i in sorted(cands) if _whole(name, self.texts[i])]
+
+
+def _whole(name: str, text: str) -> bool:
+    """``name`` occurs in ``text`` with no word character either side (``name_in`` without a pattern)."""
+    n = len(name)
+    i = text.find(name)
+    while i >= 0:
+        if not (i and _word_char(text[i - 1])) and not (i + n < len(text) and _word_char(text[i + n])):
+            return True
+        i = text.find(name, i + 1)
+    return False
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _pairs(text: str) -> frozenset[tuple[str, str]]:

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from saturate.nodes._model import ModelUsage, Prompt, error_text
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
-from saturate.state.settings import Settings
+from saturate.state.settings_of import settings_of
 from saturate.state.text import clip, clip_lines, sentences, term_set
 
 COMPRESS = Prompt(
@@ -76,7 +76,7 @@ def extractive_merge(knowledge: str, new_texts: list[str], cap: int) -> str:
 
 def compress(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = Settings.model_validate(state["settings"])
+    settings = settings_of(state)
     cur = state["current"]
     accepted = state.get("results") or {}
     fresh = [r for r in cur.get("results", []) if r["url"] not in accepted]

@@ -24,6 +24,7 @@ from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import AgentResult, EvidenceHit, SourceRef
 from saturate.state.settings import Settings
+from saturate.state.settings_of import settings_of
 from saturate.state.text import clip
 
 
@@ -97,7 +98,7 @@ def full_text(hits: list[EvidenceHit], state: ResearchState, runtime: Runtime[Co
 
 
 def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
-    settings = Settings.model_validate(state["settings"])
+    settings = settings_of(state)
     claim = state["task"]
     attempt = state.get("attempts", 0) + 1
     usage = ModelUsage("decide")
@@ -131,7 +132,7 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
             SourceRef(n=i + 1, url=h.url, title=h.title, pub_date=h.pub_date, excerpt=h.excerpt)
             for i, h in enumerate(verdict.counted)
         ],
-        stop_reason=f"{records[-1].get('decision', '')}: {records[-1].get('reason', '')}" if records else "",
+        stop_reason=records[-1].get("reason", "") if records else "",  # the gate's words: why it stopped
         rounds=len(records),
         debug={
             "total_queries": len(state.get("queries") or []),
@@ -173,7 +174,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         task=task,
         answer=answered.answer,
         sources=answered.sources,
-        stop_reason=f"{last.get('decision', '')}: {last.get('reason', '')}" if last else "",
+        stop_reason=last.get("reason", ""),  # the gate's words: why it stopped (no "stop: stop:")
         rounds=len(records),
         debug={
             "total_queries": len(state.get("queries") or []),

@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 
 from saturate.state.records import AgentResult, SourceRef
 
-Tag = Literal["verified_multi", "unverified_single", "contradicted"]
+Tag = Literal["verified_official", "verified_multi", "unverified_single", "contradicted"]
+Phase = Literal["loop", "breadcrumb", "entity"]  # a source loop, a followed lead, an entity researched
 StopReason = Literal["ceiling", "saturated", "empty", "timeout", "model", "leads_done"]
 
 
@@ -21,8 +22,11 @@ class AuditEvent(BaseModel):
 
     session: str | None = Field(None, description="The thread id (None without a checkpointer).")
     source: str
-    phase: Literal["loop", "breadcrumb"] = "loop"
-    query_no: int = Field(description="1-based, per source and phase.")
+    phase: Phase = "loop"
+    query_no: int = Field(
+        description="1-based: a loop's query number (per source); for a followed lead or entity, its place "
+        "among all those followed in the session."
+    )
     query: str
     total: int = Field(0, description="Results among the source's top results_per_query.")
     new: int = Field(0, description="Results this source's loop did not have yet (over-fetched past repeats).")
@@ -38,7 +42,7 @@ class AuditEvent(BaseModel):
 class LoopSummary(BaseModel):
     source: str
     kind: str
-    phase: Literal["loop", "breadcrumb"] = "loop"
+    phase: Phase = "loop"
     ceiling: int
     queries: int
     stop_reason: StopReason

@@ -357,7 +357,15 @@ class Settings(BaseModel):
         ge=0,
         le=20,
         description="Leads (identifiers > organisations > people > other names) found in accepted "
-        "results that get one targeted query per source after the loops (0: none).",
+        "results that get one targeted query, on the source best suited to it, after the loops; per pass "
+        "(two passes: the second follows the leads of what the first found; 0: none).",
+    )
+    entity_limit: int = Field(
+        5,
+        ge=0,
+        le=20,
+        description="Key entities (named by the most on-topic results) researched with one targeted query each, "
+        "their name, on the source best suited to it, when their own page is not in hand (0: none).",
     )
     source_loop_timeout_s: float = Field(
         60.0,

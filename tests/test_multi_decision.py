@@ -30,7 +30,7 @@ def decision(action: str, next_query: str | None = None, **kw) -> str:
 
 
 def model_kw(server, **kw):
-    return {"model": "ollama:qwen-test", "ollama_host": server.url, "breadcrumb_limit": 0, **kw}
+    return {"model": "ollama:qwen-test", "ollama_host": server.url, "breadcrumb_limit": 0, "entity_limit": 0, **kw}
 
 
 def test_valid_continue_then_stop(home, musique_source):

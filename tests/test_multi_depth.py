@@ -101,7 +101,7 @@ def test_shallow_sources_stop_on_their_own_and_the_rich_one_goes_deeper(
         "titles:musique": TitleCorpus.open(musique_corpus, tmp_path / "index"),
         "wiki": wiki_source,
     }
-    settings = load_settings({"cache_ttl_s": 0, "breadcrumb_limit": 0}, env={})
+    settings = load_settings({"cache_ttl_s": 0, "breadcrumb_limit": 0, "entity_limit": 0}, env={})
     specs = [
         resolve(SourceSpec(name=n, kind=k), settings.source_ceilings, settings.source_descriptions)
         for n, k in (("local:musique", "local"), ("titles:musique", "titles"), ("wiki", "wiki"))

@@ -139,7 +139,7 @@ def test_leads_ranked_identifiers_organisations_people_other():
 
 def test_breadcrumbs_are_followed_within_the_limit(musique_source):
     task = "What is the name of the waterfall in the country where the Bubye River is found?"
-    settings = load_settings({"breadcrumb_limit": 2, "cache_ttl_s": 0}, env={})
+    settings = load_settings({"breadcrumb_limit": 2, "entity_limit": 0, "cache_ttl_s": 0}, env={})
     specs = [
         resolve(SourceSpec(name=n, kind="local"), settings.source_ceilings, settings.source_descriptions)
         for n in ("a", "b")
@@ -149,10 +149,17 @@ def test_breadcrumbs_are_followed_within_the_limit(musique_source):
         context=Context(source=musique_source, sources={"a": musique_source, "b": musique_source}),
     )
     followed = [lead for lead in out["leads"] if lead["followed"]]
-    assert len(followed) == 2 and followed[0]["name"] == "Zimbabwe"
+    first = [lead for lead in followed if lead["pass"] == 1]
+    assert len(first) == 2 and first[0]["name"] == "Zimbabwe"
+    assert all(lead["purpose"] == "breadcrumb" and lead["source"] in ("a", "b") for lead in followed)
+    assert all(sum(lead["pass"] == p for lead in followed) <= 2 for p in (1, 2))  # the limit holds per pass
+    names = [lead["name"].lower() for lead in followed]
+    assert len(names) == len(set(names)), "a lead followed in the first pass is not followed again"
+    # one query per followed lead, on the one source chosen for it (two sources of one kind: the first)
     crumbs = [ev for ev in out["audit"] if ev["phase"] == "breadcrumb"]
-    assert len(crumbs) == 2 * 2 and all(ev["query"].startswith(("Zimbabwe", followed[1]["name"])) for ev in crumbs)
-    assert all(lp["queries"] <= 2 for lp in out["loops"] if lp["phase"] == "breadcrumb")
+    assert sorted((ev["source"], ev["query"]) for ev in crumbs) == sorted((f["source"], f["query"]) for f in followed)
+    assert crumbs[0]["query"].startswith("Zimbabwe")
+    assert all(lp["queries"] <= 1 for lp in out["loops"] if lp["phase"] == "breadcrumb")
     found = [e for e in out["merged"] if any(f["phase"] == "breadcrumb" for f in e["found_by"])]
     assert found, "what the breadcrumbs found is merged with its attribution"
     assert [lead["name"] for lead in out["result"]["debug"]["leads"] if lead["followed"]] == [
@@ -236,12 +243,44 @@ def test_triangulation_tags():
         ),
     ]
     tags = triangulate_entries(entries)
-    assert tags["k1"]["tag"] == "verified_multi" and "k2" in tags["k1"]["with"]
+    # nsw.gov.au is an official source: it, and the history.com page stating the same, are verified_official
+    assert tags["k1"]["tag"] == "verified_official" and "k2" in tags["k1"]["with"]
     assert "k3" not in tags["k1"]["with"], "a copy from another domain is not independent"
-    assert "gov.au" in tags["k1"]["reason"] or "nsw.gov.au" in tags["k1"]["reason"]
+    assert "nsw.gov.au" in tags["k1"]["reason"] and "official source" in tags["k1"]["reason"]
+    assert tags["k2"]["tag"] == "verified_official" and "nsw.gov.au" in tags["k2"]["reason"]
+    assert tags["k3"]["tag"] == "verified_multi" and tags["k3"]["with"] == ["k2"]  # the copy still agrees with k2
     assert tags["k4"]["tag"] == "unverified_single"
     assert tags["k5"]["tag"] == tags["k6"]["tag"] == "contradicted"
     assert "1894" in tags["k5"]["reason"] and "1886" in tags["k5"]["reason"]
+
+
+def test_official_sources_resolve_contradictions():
+    entries = [
+        _entry(
+            1,
+            "Sydney Harbour Bridge",
+            "The Sydney Harbour Bridge opened in 1932 after eight years of construction work by Dorman Long.",
+            "https://www.nsw.gov.au/bridge",
+        ),
+        _entry(
+            2,
+            "Harbour Bridge trivia",
+            "The Sydney Harbour Bridge opened in 1931 after eight years of building by the firm Dorman Long of "
+            "Middlesbrough.",
+            "https://trivia.example.com/b",
+        ),
+        _entry(3, "Tower Bridge", "Tower Bridge in London was completed in 1894 after eight years of work.", None),
+    ]
+    tags = triangulate_entries(entries)
+    assert tags["k1"]["tag"] == "verified_official" and "resolved in its favour" in tags["k1"]["reason"]
+    assert tags["k2"]["tag"] == "contradicted" and tags["k2"]["with"] == ["k1"]
+    assert tags["k2"]["reason"].startswith("the official source Sydney Harbour Bridge (nsw.gov.au) says otherwise")
+    assert tags["k3"]["tag"] == "unverified_single", "a local corpus is never official"
+    # a domain the tier table (the source_tiers file) makes primary is official too
+    assert triangulate_entries(entries[1:2], {"example.com": "primary"})["k2"]["tag"] == "verified_official"
+    # two official sources that conflict: nothing resolves it
+    both = [entries[0], {**entries[1], "url": "https://bridge.gov.uk/b", "urls": ["https://bridge.gov.uk/b"]}]
+    assert {t["tag"] for t in triangulate_entries(both).values()} == {"contradicted"}
 
 
 def test_same_domain_is_not_independent():
@@ -308,9 +347,11 @@ def test_tags_and_key_actors_in_the_result(home):
         thread_id="tri",
     )
     tags = {s.url: s.tag for s in result.sources}
-    assert tags["https://www.smh.com.au/bridge90"] in ("verified_multi", "contradicted")
+    gov_url = next(url for url in tags if ".gov." in url)
+    # the press agrees with the official source; the myth conflicts with it and loses
+    assert tags[gov_url] == tags["https://www.smh.com.au/bridge90"] == "verified_official"
     assert tags["https://www.myths.com/bridge"] == "contradicted"
-    assert sum(result.tags.values()) == len(result.sources) and result.tags["contradicted"] >= 2
+    assert sum(result.tags.values()) == len(result.sources) and result.tags["verified_official"] >= 2
     actors = {a.name: a for a in result.key_actors}
     assert "John Bradfield" in actors and actors["John Bradfield"].kind == "person"
     bradfield = actors["John Bradfield"]

@@ -221,7 +221,7 @@ def summarize(runs: list[dict]) -> dict:
         out["multi_source_results"] = round(sum(r.get("multi_source_results", 0) for r in runs) / n, 3)
         out["tags"] = {
             t: round(sum(r["tags"].get(t, 0) for r in runs) / n, 3)
-            for t in ("verified_multi", "unverified_single", "contradicted")
+            for t in ("verified_official", "verified_multi", "unverified_single", "contradicted")
         }
         out["by_kind"] = audit_by_kind(runs)
     out["tasks"] = len(runs)

@@ -34,6 +34,7 @@ class SourceRun:
         deadline: float,
         seen=(),
         writer=None,
+        number: int = 0,
     ):
         self.task, self.spec, self.settings, self.source = task, spec, settings, source
         self.phase, self.session, self.deadline = phase, session, deadline
@@ -46,6 +47,7 @@ class SourceRun:
         self.errors: list[str] = []
         self.notes: list[str] = []  # the source's notes about its files (index or cache rebuilt ...)
         self.timed_out = False
+        self.number = number  # the query number of the first query, minus 1 (a lead's place among the followed)
         self.started = time.time()
         self.t0 = time.perf_counter()
 
@@ -69,7 +71,7 @@ class SourceRun:
                 timeout=self.remaining(),
             )
         self.timed_out = self.timed_out or answer.timed_out
-        n = len(self.history) + 1
+        n = self.number + len(self.history) + 1
         for rank, r in enumerate(answer.unseen):
             self.seen.add(r["url"])
             self.results.append(r)

@@ -107,7 +107,7 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
         key_actors=state.get("profiles") or [],
         tags={
             tag: sum(1 for s in sources if s["tag"] == tag)
-            for tag in ("verified_multi", "unverified_single", "contradicted")
+            for tag in ("verified_official", "verified_multi", "unverified_single", "contradicted")
         },
         loops=loops,
     )

@@ -8,7 +8,8 @@ parameters, no trailing slash) or an identical text fingerprint (normalised
 title + snippet: the same paragraph in two corpora, or a mirror). A hit matching
 an entry by either key joins it; its keys then point there too.
 
-Hits are taken in a fixed order — loops before breadcrumbs, then query number,
+Hits are taken in a fixed order — loops, then breadcrumbs, then entity research, then query number
+(a lead's place among the followed ones),
 then the configured order of the sources, then rank — so the merged order (and
 the citation numbers) interleaves the sources' best results and does not
 depend on which thread finished first. Merging is recomputed from all hits each
@@ -25,6 +26,7 @@ from saturate.state.multi_state import MultiState
 from saturate.state.text import words
 
 _TRACKING = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
+PHASES = {"loop": 0, "breadcrumb": 1, "entity": 2}  # merge order of the phases
 
 
 def canonical_url(url: str) -> str:
@@ -53,7 +55,13 @@ def _fingerprint(title: str, snippet: str) -> str:
 def merge_hits(hits: list[dict], source_order: list[str]) -> list[dict]:
     order = {name: i for i, name in enumerate(source_order)}
     ranked = sorted(
-        hits, key=lambda h: (h["phase"] != "loop", h["query_no"], order.get(h["source"], len(order)), h["rank"])
+        hits,
+        key=lambda h: (
+            PHASES.get(h["phase"], len(PHASES)),
+            h["query_no"],
+            order.get(h["source"], len(order)),
+            h["rank"],
+        ),
     )
     entries: list[dict] = []
     index: dict[str, int] = {}

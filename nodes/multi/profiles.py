@@ -23,42 +23,14 @@ from __future__ import annotations
 
 import re
 
-from saturate.nodes._entities import KIND_RANK, extract_entities, mentions
-from saturate.nodes._salience import common_words, is_name, on_topic_floor, relevance_weights
+from saturate.nodes._entities import mentions
+from saturate.nodes.multi._actors import key_entities
 from saturate.state.multi_state import MultiState
 from saturate.state.text import clip, sentences, term_set
 
 PROFILE_LIMIT = 5
-MIN_MENTIONS = 2
 MAX_FACTS = 3
 SENTENCE_CHARS = 240
-ACTOR_KINDS = ("organisation", "person", "other")
-
-
-def _candidates(task: str, merged: list[dict]) -> dict[str, dict]:
-    found: dict[str, dict] = {}
-    weights = relevance_weights(task, merged)
-    floor = on_topic_floor(weights)
-    common = common_words(merged)
-    for n, e in enumerate(merged, start=1):
-        on_topic = weights[n - 1] >= floor
-        ents = [
-            x
-            for x in extract_entities(f"{e.get('title', '')}. {e.get('snippet', '')}")
-            if x.kind in ACTOR_KINDS and is_name(x, common)
-        ]
-        people = {x.name.split()[-1].lower(): x for x in ents if x.kind == "person" and len(x.name.split()) > 1}
-        for x in ents:
-            key = x.name.lower()
-            if x.kind != "person" and " " not in key and key in people:
-                x, key = people[key], people[key].name.lower()
-            c = found.setdefault(key, {"name": x.name, "kind": x.kind, "sources": [], "on_topic": 0})
-            if KIND_RANK[x.kind] < KIND_RANK[c["kind"]]:
-                c["kind"] = x.kind
-            if n not in c["sources"]:
-                c["sources"].append(n)
-                c["on_topic"] += on_topic
-    return found
 
 
 def profile(name: str, kind: str, numbers: list[int], merged: list[dict], task: str) -> dict:
@@ -91,9 +63,7 @@ def profile(name: str, kind: str, numbers: list[int], merged: list[dict], task: 
 
 
 def key_actors(task: str, merged: list[dict], limit: int = PROFILE_LIMIT) -> list[dict]:
-    cands = [c for c in _candidates(task, merged).values() if c["on_topic"] >= MIN_MENTIONS]
-    cands.sort(key=lambda c: (-c["on_topic"], -len(c["sources"]), c["kind"] == "other", c["sources"][0]))
-    return [profile(c["name"], c["kind"], c["sources"], merged, task) for c in cands[:limit]]
+    return [profile(c["name"], c["kind"], c["sources"], merged, task) for c in key_entities(task, merged)[:limit]]
 
 
 def profiles(state: MultiState) -> dict:

@@ -1,4 +1,4 @@
-"""triangulate: tag every merged result verified_multi, unverified_single or contradicted.
+"""triangulate: tag every merged result verified_official, verified_multi, unverified_single or contradicted.
 
 A result's claims are its sentences with at least ``MIN_CLAIM_TERMS`` content
 terms. A claim's subject is its result's title (without a parenthesised
@@ -18,11 +18,17 @@ sizes)) of at least ``AGREE_OVERLAP``.
   a local corpus ``local://NAME/...`` counts as the domain ``local:NAME``) and not
   copies of one another (copies: one result's terms ≥ ``COPY_OVERLAP`` within
   the other's — a mirror or the same paragraph in two corpora counts once).
-- **unverified_single**: neither.
+- **verified_official**: the result comes from an official source — a domain of the ``primary`` tier by the
+  tier table (``nodes._tiers``: the built-in table and the ``source_tiers`` file) or by an official or academic
+  suffix (``.gov``, ``gov.uk``, ``.int``, ``ac.jp`` ...) — or states the same as one (compatible numbers, not
+  a copy). A contradiction between an official source and a non-official one is **resolved** in the official
+  source's favour (the design's "attempts resolution via official sources"): the official result stays
+  verified_official, the other is contradicted and its reason says which official source says otherwise.
+  Two official sources that conflict are both contradicted.
+- **unverified_single**: none of these.
 
-Contradicted wins over verified_multi. The reason names the other result and
-the two sentences' numbers; the tags are surfaced on every cited source and
-counted in the result.
+Contradicted (unresolved) wins over verified; verified_official over verified_multi. The reason names the other
+result and the two sentences' numbers; the tags are surfaced on every cited source and counted in the result.
 """
 
 from __future__ import annotations
@@ -32,8 +38,9 @@ from itertools import combinations
 from urllib.parse import urlsplit
 
 from saturate.nodes._entities import extract_entities
-from saturate.nodes._tiers import registrable_domain
+from saturate.nodes._tiers import load_tier_table, official, registrable_domain
 from saturate.state.multi_state import MultiState
+from saturate.state.settings_of import settings_of
 from saturate.state.text import clip, sentences, term_set
 
 MIN_CLAIM_TERMS = 5
@@ -107,9 +114,16 @@ def _copies(entries: list[dict]) -> list[int]:
     return [root(i) for i in range(len(entries))]
 
 
-def triangulate_entries(entries: list[dict]) -> dict[str, dict]:
+def official_domains(domains: set[str], table: dict[str, str] | None = None) -> list[str]:
+    """The official ones among a result's domains (primary tier by the table, or an official suffix)."""
+    table = {} if table is None else table
+    return sorted(d for d in domains if ":" not in d and (table.get(d) == "primary" or official(d)))
+
+
+def triangulate_entries(entries: list[dict], table: dict[str, str] | None = None) -> dict[str, dict]:
     copies = _copies(entries)
     domains = [{domain_of(u) for u in e.get("urls") or [e["url"]]} for e in entries]
+    officials = [official_domains(d, table) for d in domains]
     claims = [_claims(e) for e in entries]
     by_subject: dict[str, list[tuple[int, int]]] = {}
     for i, cl in enumerate(claims):
@@ -118,6 +132,8 @@ def triangulate_entries(entries: list[dict]) -> dict[str, dict]:
                 by_subject.setdefault(s, []).append((i, j))
     support: dict[int, list[tuple[int, str]]] = {}
     conflict: dict[int, list[tuple[int, str]]] = {}
+    backed: dict[int, list[tuple[int, str]]] = {}  # same statement, an official source on one side
+    overruled: dict[int, list[tuple[int, str]]] = {}  # an official result's conflicts with non-official ones
     done: set[tuple] = set()
     for refs in by_subject.values():
         for (i, a), (k, b) in combinations(refs[:MAX_PER_SUBJECT], 2):
@@ -131,21 +147,53 @@ def triangulate_entries(entries: list[dict]) -> dict[str, dict]:
             why = _conflict(ca, cb)
             if why and shared >= CONFLICT_OVERLAP:
                 note = f"{why}: {clip(ca['text'], 120)!r} / {clip(cb['text'], 120)!r}"
-                conflict.setdefault(i, []).append((k, note))
-                conflict.setdefault(k, []).append((i, note))
+                if bool(officials[i]) != bool(officials[k]):  # resolved: the official source stands
+                    loser, winner = (k, i) if officials[i] else (i, k)
+                    conflict.setdefault(loser, []).append((winner, note))
+                    overruled.setdefault(winner, []).append((loser, note))
+                else:
+                    conflict.setdefault(i, []).append((k, note))
+                    conflict.setdefault(k, []).append((i, note))
+            elif not why and (officials[i] or officials[k]) and copies[i] != copies[k]:
+                backed.setdefault(i, []).append((k, clip(cb["text"], 160)))
+                backed.setdefault(k, []).append((i, clip(ca["text"], 160)))
             elif not why and domains[i].isdisjoint(domains[k]):
                 support.setdefault(i, []).append((k, clip(cb["text"], 160)))
                 support.setdefault(k, []).append((i, clip(ca["text"], 160)))
     tags: dict[str, dict] = {}
+
+    def name(k: int) -> str:
+        return entries[k].get("title") or entries[k]["url"]
+
     for i, e in enumerate(entries):
         if i in conflict:
             others = sorted({k for k, _ in conflict[i]})
+            by = next((k for k in others if officials[k] and not officials[i]), None)
             tags[e["key"]] = {
                 "tag": "contradicted",
                 "with": [entries[k]["key"] for k in others],
-                "reason": f"conflicts with {entries[others[0]].get('title') or entries[others[0]]['url']}: "
-                f"{conflict[i][0][1]}",
+                "reason": (
+                    f"the official source {name(by)} ({', '.join(officials[by])}) says otherwise: "
+                    if by is not None
+                    else f"conflicts with {name(others[0])}: "
+                )
+                + next(note for k, note in conflict[i] if by is None or k == by),
             }
+        elif officials[i] or i in backed:
+            others = sorted({k for k, _ in backed.get(i, [])})
+            if officials[i]:
+                reason = f"from an official source ({', '.join(officials[i])})"
+                if others:
+                    reason += f"; also stated by {len(others)} other source(s)"
+                if i in overruled:
+                    k, note = overruled[i][0]
+                    reason += f"; conflicts with {name(k)} resolved in its favour: {note}"
+            else:
+                k = next(k for k in others if officials[k])
+                reason = f"also stated by the official source {name(k)} ({', '.join(officials[k])}): " + repr(
+                    next(text for o, text in backed[i] if o == k)
+                )
+            tags[e["key"]] = {"tag": "verified_official", "with": [entries[k]["key"] for k in others], "reason": reason}
         elif i in support:
             others = sorted({k for k, _ in support[i]})
             doms = sorted(set().union(*(domains[k] for k in others)) | domains[i])
@@ -161,4 +209,5 @@ def triangulate_entries(entries: list[dict]) -> dict[str, dict]:
 
 
 def triangulate(state: MultiState) -> dict:
-    return {"tags": triangulate_entries(state.get("merged") or [])}
+    table = load_tier_table(settings_of(state).source_tiers)
+    return {"tags": triangulate_entries(state.get("merged") or [], table)}
