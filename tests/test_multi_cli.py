@@ -18,8 +18,9 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
     assert {lp["source"] for lp in out["loops"]} == {"local:musique", "titles:musique"}
     assert all(
         s["tag"] in ("verified_multi", "unverified_single", "contradicted") and s["found_by"] for s in out["sources"]
-    )
-    assert set(out["tags"]) == {"verified_multi", "unverified_single", "contradicted"} and "key_actors" in out
+    )  # a local corpus is never an official source
+    assert set(out["tags"]) == {"verified_official", "verified_multi", "unverified_single", "contradicted"}
+    assert out["tags"]["verified_official"] == 0 and "key_actors" in out
     assert out["debug"]["total_queries"] == out["rounds"] == sum(out["debug"]["queries_by_source"].values())
 
     assert main(["show", "cli"]) == 0
@@ -39,9 +40,9 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
     runs = json.loads(capsys.readouterr().out)
     assert runs[0]["thread"] == "cli" and runs[0]["status"] == "done" and runs[0]["rounds"] == out["rounds"]
 
-    # the HTML report and fork cover single-loop sessions: a clear refusal, not an empty report
-    assert main(["show", "cli", "--html", str(home / "r.html")]) == 2
-    assert "multi-source session" in capsys.readouterr().err and not (home / "r.html").exists()
+    # a multi-source session has its own HTML report (tests/test_report.py); fork covers single-loop sessions
+    assert main(["show", "cli", "--html", str(home / "r.html")]) == 0
+    assert "queries over 2 sources" in capsys.readouterr().out and (home / "r.html").exists()
     assert main(["fork", "cli", "--round", "1"]) == 2
     assert "multi-source session" in capsys.readouterr().err
 

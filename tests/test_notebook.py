@@ -1,14 +1,32 @@
-"""notebooks/quickstart.ipynb: committed without outputs, and runs top to bottom (nbclient, a real kernel)."""
+"""notebooks/quickstart.ipynb: committed without outputs, runs top to bottom (nbclient, a real kernel), answers
+its showcase question right, shows its HTML report inline and leaves no data directory behind."""
 
 from __future__ import annotations
 
+import ast
+import json
+import re
 import time
 
 import pytest
 
-from conftest import ROOT
+from saturate.graph import research
+
+from conftest import ROOT, SHARED_DATA
 
 NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
+# the showcase: MuSiQue 2hop__590911_47465, "The state where Henry Worrall died has how many congressional
+# districts?" (gold: 4). The answer must name the bridge (Kansas) and the number in the sentence it leads with.
+EXPECTED = ("Kansas", "4 congressional districts")
+
+
+def code_cells() -> list[str]:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def leading_sentence(answer: str) -> str:
+    return re.split(r"(?<=\.) (?:\[\d+\] )?", answer, maxsplit=1)[0]
 
 
 def test_committed_notebook_has_no_outputs():
@@ -20,6 +38,23 @@ def test_committed_notebook_has_no_outputs():
     for cell in code:
         assert cell.outputs == [] and cell.execution_count is None, "strip the outputs before committing"
     assert "widgets" not in nb.metadata
+
+
+def test_showcase_question_is_answered_right(home, musique_tasks, musique_corpus):
+    """The notebook's question and research call (read from the notebook), run as the notebook runs them."""
+    cells = code_cells()
+    task_id = re.search(r't\["id"\] == "([^"]+)"', cells[0]).group(1)
+    task = next(t for t in musique_tasks if t["id"] == task_id)
+    call = next(
+        node
+        for node in ast.walk(ast.parse(next(c for c in cells if "stream_handler=progress" in c)))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "research"
+    )
+    kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if isinstance(k.value, ast.Constant)}
+    result = research(task["question"], corpus=str(musique_corpus), **kwargs)
+    lead = leading_sentence(result.answer)
+    assert all(name in lead for name in EXPECTED), result.answer
+    assert any(gold in lead for gold in task["answers"])
 
 
 def test_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
@@ -41,5 +76,25 @@ def test_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
     assert not [o for o in outputs if o.output_type == "error"]
     assert "image/svg+xml" in mimes and "image/png" in mimes and "text/html" in mimes  # diagram, chart, round table
     assert "paused after round 1" in text and "resumed and finished" in text and "changed: {'novelty_threshold'" in text
+    assert "stop: stop:" not in text
+
+    # the showcase answer, as the notebook prints it
+    answer = next(line for line in text.splitlines() if line.startswith("answer: "))[len("answer: ") :]
+    if (SHARED_DATA / "musique" / "corpus.jsonl").exists():
+        assert all(name in leading_sentence(answer) for name in EXPECTED), answer
+        assert "the data set's answer: 4" in text
+    else:
+        assert "Photosynthesis" in answer, answer
+
+    # the HTML report, written and shown inline (a frame with the whole self-contained page)
     assert "report.html" in text and str(tmp_path) in text
+    frames = [o["data"]["text/html"] for o in outputs if "<iframe" in o.get("data", {}).get("text/html", "")]
+    assert len(frames) == 1 and "srcdoc=" in frames[0]
+    assert (
+        "session report" in frames[0] and "demo-strict" in frames[0] and "&lt;svg class=&quot;chart&quot;" in frames[0]
+    )
+
+    # and cleaned up: no data directory left behind
+    assert "gone" in text
+    assert not list(tmp_path.glob("saturate-notebook-*")), list(tmp_path.iterdir())
     assert elapsed < 60, f"the notebook took {elapsed:.0f} s"

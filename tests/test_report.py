@@ -1,16 +1,29 @@
-"""The session report (HTML, self-contained) and the novelty chart (PNG), built from the checkpoint history."""
+"""The session reports (HTML, self-contained; single-loop and multi-source) and the novelty chart (PNG), built from
+the checkpoint history."""
 
 from __future__ import annotations
 
+import logging
 import re
+from html import escape as html_escape
 from html.parser import HTMLParser
 
 import pytest
 
-from saturate.graph import research, session_state
+from saturate.graph import research, research_multi, session_state
 from saturate.graph.api import InputError
 from saturate.graph.cli import main
-from saturate.graph.views.report import load_session, novelty_chart, render_html, round_rows, write_chart, write_html
+from saturate.graph.views.report import (
+    load_session,
+    novelty_chart,
+    png_label_y,
+    render_html,
+    round_rows,
+    write_chart,
+    write_html,
+)
+from saturate.graph.views.report_parts import LABEL_ASCENT, LABEL_DESCENT, label_baseline
+from saturate.sources.local import LocalCorpus
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 
@@ -169,3 +182,146 @@ def test_report_of_an_unfinished_session(home, wiki_source, tmp_path):
 def test_unknown_thread(home):
     with pytest.raises(InputError):
         load_session("nope")
+
+
+def test_thread_id_is_shown_as_typed(session, tmp_path):
+    """No CSS upper-casing of ids: the kicker is not text-transformed and the id's own span undoes any."""
+    page = write_html("rep", tmp_path / "r.html").read_text()
+    kicker = re.search(r'<div class="kicker">(.*?)</div>', page).group(1)
+    assert '<span class="id">rep</span>' in kicker
+    css = {m.group(1).strip(): m.group(2) for m in re.finditer(r"([^{}]+)\{([^}]*)\}", page)}
+    assert "text-transform" not in css[".kicker"] and "text-transform: none" in css[".id"]
+
+
+def test_value_labels_are_lifted_over_reference_lines():
+    line = 100.0
+    for bar_top in [80, 95, 99, 100, 101, 104, 110, 116, 119, 125, 200]:
+        y = label_baseline(bar_top, [line])
+        assert y <= bar_top - 6  # never inside the bar
+        assert y + LABEL_DESCENT < line or y - LABEL_ASCENT > line, (bar_top, y)  # never across the line
+        if bar_top > line + 25 or bar_top < line:
+            assert y == bar_top - 6  # far from the line: just above the bar
+    y = label_baseline(104, [100.0, 93.0])  # lifted over the threshold, then over a fork's own threshold
+    assert all(y + LABEL_DESCENT < ly or y - LABEL_ASCENT > ly for ly in (100.0, 93.0))
+    # the PNG: a label that would cross the threshold starts above it; others sit just above their bar
+    assert png_label_y(0.6, 1.0) > 1.0 and png_label_y(5.0, 1.0) == 5.2 and png_label_y(0.6, None) == 0.8
+
+
+def multi_sources() -> dict:
+    """Two independent corpora that agree on the opening and the engineer and disagree on the year (1930)."""
+    gov = LocalCorpus.from_records(
+        [
+            {
+                "id": "1",
+                "title": "Sydney Harbour Bridge",
+                "url": "https://www.nsw.gov.au/bridge",
+                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of construction work. "
+                "John Bradfield (born 1867) was the chief engineer of the Sydney Harbour Bridge. "
+                "Dorman Long built the arch.",
+            },
+            {
+                "id": "2",
+                "title": "John Bradfield",
+                "url": "https://www.nsw.gov.au/bradfield",
+                "text": "John Bradfield was an Australian civil engineer who designed the Sydney Harbour Bridge.",
+            },
+        ],
+        "gov",
+    )
+    press = LocalCorpus.from_records(
+        [
+            {
+                "id": "a",
+                "title": "Harbour Bridge at 90",
+                "url": "https://www.smh.com.au/bridge90",
+                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long. "
+                "John Bradfield oversaw the Sydney Harbour Bridge project for the state.",
+            },
+            {
+                "id": "b",
+                "title": "Bridge myths",
+                "url": "https://www.myths.com/bridge",
+                "text": "The Sydney Harbour Bridge opened in 1930 after eight years of construction work, some say.",
+            },
+        ],
+        "press",
+    )
+    return {"gov": gov, "press": press}
+
+
+BRIDGE = "When did the Sydney Harbour Bridge open and who was its engineer?"
+
+
+def test_multi_source_report(home, tmp_path, caplog):
+    result = research_multi(BRIDGE, sources=multi_sources(), thread_id="Tri-Multi")
+    state = session_state("Tri-Multi")
+    with caplog.at_level(logging.WARNING):
+        view = load_session("Tri-Multi")
+    assert not caplog.records, [r.getMessage() for r in caplog.records]  # read with the graph that wrote it
+    assert view["kind"] == "multi"
+    page = write_html("Tri-Multi", tmp_path / "m.html").read_text()
+    assert '<span class="id">Tri-Multi</span>' in page and BRIDGE in page
+
+    # the loops per source: every query with its decision and reasoning, each loop's stop reason as written
+    rows = re.findall(
+        r'<tr class="query" id="q-(\d+)" data-source="([^"]+)" data-phase="(\w+)" data-action="(\w+)"', page
+    )
+    assert sorted(int(i) for i, *_ in rows) == list(range(len(state["audit"])))
+    for i, src, phase, action in rows:
+        ev = state["audit"][int(i)]
+        assert (src, phase, action) == (ev["source"], ev["phase"], ev["action"])
+    assert len(re.findall(r'<g class="bar"', page)) == len(state["audit"])
+    for ev in state["audit"]:
+        assert html_escape(ev["reasoning"]) in page
+    for loop in state["loops"]:
+        assert f">{loop['stop_reason']}</span> {html_escape(loop['reasoning'])}" in page
+    assert html_escape(result.stop_reason) in page
+    # the merged sources with who found them and their tags; the tag reasons; key actors
+    for s in result.sources:
+        li = re.search(rf'<li id="src-{s.n}" class="source" data-tag="(\w+)">(.*?)</li>', page, re.S)
+        assert li and li.group(1) == s.tag
+        assert all(f"<b>{f.source}</b>" in li.group(2) for f in s.found_by)
+        assert html_escape(s.tag_reason) in li.group(2)
+    assert result.tags["contradicted"] >= 1 and 'data-tag="contradicted"' in page
+    assert "John Bradfield" in re.search(r'<h2 id="actors">.*?<h2', page, re.S).group(0)
+    cited = set(re.findall(r"\[(\d+)\]", result.answer))
+    assert cited and all(f'href="#src-{n}">[{n}]</a>' in page for n in cited)
+    # self-contained like the single-loop report
+    parser = Tags()
+    parser.feed(page)
+    assert not [t for t, _ in parser.tags if t in ("script", "link", "iframe", "object", "embed", "img")]
+    assert all("src" not in attrs for _, attrs in parser.tags)
+
+
+def test_multi_source_report_of_an_unfinished_session(home, tmp_path):
+    class Crash:
+        name = "press"
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def search(self, query, k):
+            raise KeyboardInterrupt("simulated crash")
+
+        def fetch(self, result):
+            return self.inner.fetch(result)
+
+    sources = multi_sources()
+    with pytest.raises(KeyboardInterrupt):
+        research_multi(BRIDGE, sources={"gov": sources["gov"], "press": Crash(sources["press"])}, thread_id="half-m")
+    page = render_html(load_session("half-m"))
+    assert "No result yet" in page and "saturate resume half-m" in page
+
+
+def test_show_html_of_a_multi_source_session_cli(home, tmp_path, capsys):
+    research_multi(BRIDGE, sources=multi_sources(), thread_id="m-cli")
+    state = session_state("m-cli")
+    assert main(["show", "m-cli", "--html", str(tmp_path / "m.html")]) == 0
+    cap = capsys.readouterr()
+    assert f"wrote {tmp_path / 'm.html'} ({len(state['audit'])} queries over 2 sources)" in cap.out
+    assert cap.err == ""  # no library warnings on the console
+    assert (tmp_path / "m.html").stat().st_size > 5000
+    # the PNG novelty chart is per round: refused for a multi-source session, before anything is written
+    assert main(["show", "m-cli", "--html", str(tmp_path / "m2.html"), "--chart", str(tmp_path / "c.png")]) == 2
+    assert "multi-source session" in capsys.readouterr().err
+    assert not (tmp_path / "m2.html").exists() and not (tmp_path / "c.png").exists()

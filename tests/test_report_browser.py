@@ -1,9 +1,12 @@
-"""The HTML report in a real browser: headless Chromium driven over the DevTools protocol.
+"""The HTML reports in a real browser: headless Chromium driven over the DevTools protocol.
 
-The page must load from a file:// URL with no console error, no uncaught
+Each page must load from a file:// URL with no console error, no uncaught
 exception and no network request (it is self-contained), show every round of
-the session, and be screenshotted. Without a Chromium binary the tests are
-skipped with the reason (`.ci/run` installs Debian's chromium).
+the session (or every source query of a multi-source session), show the thread
+id exactly as typed (no CSS text-transform), draw its chart over the full width
+of its panel with no value label touching the threshold line, and be
+screenshotted. Without a Chromium binary the tests are skipped with the reason
+(`.ci/run` installs Debian's chromium).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
+from test_report import multi_sources
 
-from saturate.graph import research, session_state
-from saturate.graph.views.report import write_html
+from saturate.graph import research, research_multi, session_state
+from saturate.graph.views.report import _chart_svg, write_html
+from saturate.graph.views.report_parts import page as html_page
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell")
@@ -211,12 +216,45 @@ class OneOutage:
         return self.inner.fetch(result)
 
 
+# what a report's page says about its thread id and its chart, measured in the browser
+LAYOUT_JS = """JSON.stringify({
+    kicker: document.querySelector('.kicker').innerText,
+    text: document.body.innerText,
+    chart: (() => {
+        const svg = document.querySelector('svg.chart'), panel = svg.parentElement, cs = getComputedStyle(panel);
+        const inner = panel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+        const line = svg.querySelector('line.threshold');
+        const ly = line ? line.getBoundingClientRect() : null;
+        return {
+            width: svg.getBoundingClientRect().width, panel: inner,
+            plotRight: line ? ly.right - svg.getBoundingClientRect().left : null,
+            line: ly ? {top: ly.top, bottom: ly.bottom} : null,
+            labels: [...svg.querySelectorAll('text.value')].map(t => {
+                const r = t.getBoundingClientRect(); return {text: t.textContent, top: r.top, bottom: r.bottom};
+            }),
+        };
+    })(),
+})"""
+
+
+def check_layout(layout: dict, thread: str) -> None:
+    """The exact thread id is visible; the chart spans its panel; no value label touches the threshold line."""
+    assert thread in layout["kicker"], layout["kicker"]  # innerText applies text-transform: upper-casing fails here
+    assert thread.upper() != thread and thread.upper() not in layout["kicker"]
+    chart = layout["chart"]
+    assert chart["width"] >= 0.98 * chart["panel"], chart  # the full width of its panel, not the left half
+    if chart["line"] is not None:
+        assert chart["plotRight"] >= 0.8 * chart["width"], chart  # the plot itself spans the chart
+        for label in chart["labels"]:
+            assert label["bottom"] < chart["line"]["top"] or label["top"] > chart["line"]["bottom"], (label, chart)
+
+
 def test_report_renders_offline_with_every_round(home, wiki_source, tmp_path, browser):
     # ε = 1: every sub-threshold round after min_rounds passes through, so the session has ε passes
     # (round 3 fails and scores 0) and ends at the cap; a low enrich_overlap_max gives enrichment skips
     research(
         TASK,
-        thread_id="browse",
+        thread_id="Browse-Mixed",
         source=OneOutage(wiki_source),
         seed=1,
         max_rounds=4,
@@ -224,9 +262,9 @@ def test_report_renders_offline_with_every_round(home, wiki_source, tmp_path, br
         novelty_epsilon=1.0,
         enrich_overlap_max=0.3,
     )
-    records = session_state("browse")["records"]
+    records = session_state("Browse-Mixed")["records"]
     assert any(r["decision"] == "epsilon_pass" for r in records) and any(r["errors"] for r in records)
-    report = write_html("browse", tmp_path / "report.html")
+    report = write_html("Browse-Mixed", tmp_path / "report.html")
 
     session = browser.open(report.resolve().as_uri())
     page = browser.evaluate(
@@ -243,6 +281,7 @@ def test_report_renders_offline_with_every_round(home, wiki_source, tmp_path, br
         session,
     )
     page = json.loads(page)
+    check_layout(json.loads(browser.evaluate(LAYOUT_JS, session)), "Browse-Mixed")
     shot = browser.screenshot(session, tmp_path / "report.png")
     problems = browser.problems()
 
@@ -266,6 +305,117 @@ def test_report_renders_offline_with_every_round(home, wiki_source, tmp_path, br
     assert img.format == "PNG" and img.size[0] == 1280 and img.size[1] > 900  # the whole page, not the viewport
     assert len(img.convert("RGB").getcolors(1 << 20) or []) > 50  # not a blank page
     print(f"screenshot: {tmp_path / 'report.png'}")
+
+
+def test_multi_source_report_renders_offline(home, tmp_path, browser):
+    thread = "Bridge-Multi"
+    result = research_multi(
+        "When did the Sydney Harbour Bridge open and who was its engineer?", sources=multi_sources(), thread_id=thread
+    )
+    state = session_state(thread)
+    assert result.tags["contradicted"] >= 1 and result.key_actors  # the page has tags and actors to show
+    report = write_html(thread, tmp_path / "multi.html")
+
+    session = browser.open(report.resolve().as_uri())
+    page = json.loads(
+        browser.evaluate(
+            """JSON.stringify({
+                queries: [...document.querySelectorAll('tr.query')].map(tr => ({
+                    source: tr.dataset.source, phase: tr.dataset.phase, action: tr.dataset.action,
+                    text: tr.innerText, visible: tr.getBoundingClientRect().height > 0})),
+                bars: [...document.querySelectorAll('g.bar')].map(g => [g.dataset.source, +g.dataset.event]),
+                groups: [...document.querySelectorAll('g.group text')].map(t => t.textContent),
+                sources: [...document.querySelectorAll('li.source')].map(li => ({
+                    id: li.id, tag: li.dataset.tag, text: li.textContent})),
+                actors: [...document.querySelectorAll('.actor h3')].map(h => h.innerText),
+                summaries: [...document.querySelectorAll('.loop-summary')].map(p => p.innerText),
+                resources: performance.getEntriesByType('resource').map(e => e.name),
+                text: document.body.innerText,
+                width: document.documentElement.scrollWidth,
+            })""",
+            session,
+        )
+    )
+    check_layout(json.loads(browser.evaluate(LAYOUT_JS, session)), thread)
+    shot = browser.screenshot(session, tmp_path / "multi.png")
+    problems = browser.problems()
+
+    assert problems["errors"] == [], problems["errors"]
+    assert problems["requests"] == [] and page["resources"] == [], (problems["requests"], page["resources"])
+    audit = state["audit"]
+    # every source query: a row in its source's table and a bar in its source's group, with the decision
+    for spec in state["sources"]:
+        events = [ev for ev in audit if ev["source"] == spec["name"]]
+        rows = [q for q in page["queries"] if q["source"] == spec["name"]]
+        assert [(q["phase"], q["action"]) for q in rows] == [
+            (ev["phase"], ev["action"]) for ev in sorted(events, key=lambda ev: (ev["phase"] != "loop", ev["query_no"]))
+        ]
+    assert sorted(i for _, i in page["bars"]) == list(range(len(audit)))
+    assert page["groups"] == [s["name"] for s in state["sources"]]
+    for q in page["queries"]:
+        assert q["visible"] and q["action"] in ("continue", "stop")
+    for ev in audit:
+        assert any(ev["reasoning"] in q["text"] for q in page["queries"] if q["source"] == ev["source"])
+    assert len(page["summaries"]) == len(state["loops"])
+    for loop in state["loops"]:  # each loop's stop reason, as the session wrote it
+        assert any(loop["stop_reason"] in s and loop["reasoning"] in s for s in page["summaries"])
+    # the merged sources: numbered as cited, with their tag and who found them
+    shown = {s["id"]: s for s in page["sources"]}
+    for s in result.sources:
+        li = shown[f"src-{s.n}"]
+        assert li["tag"] == s.tag and "found by:" in li["text"]
+        assert all(f.source in li["text"] for f in s.found_by)
+    assert {s["tag"] for s in page["sources"]} >= {"contradicted"}
+    assert any("John Bradfield" in a for a in page["actors"])
+    assert result.answer.split(" [")[0] in page["text"]
+    assert page["width"] <= 1280
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(shot))
+    assert img.format == "PNG" and img.size[0] == 1280 and img.size[1] > 900
+    assert len(img.convert("RGB").getcolors(1 << 20) or []) > 50
+    print(f"screenshot: {tmp_path / 'multi.png'}")
+
+
+def test_value_labels_keep_clear_of_the_threshold_line(tmp_path, browser):
+    """Bars just under, at and just over the threshold (and a fork's own threshold): no label touches a line."""
+    records = [
+        {"round": i + 1, "novelty": v, "decision": d}
+        for i, (v, d) in enumerate(
+            [(2.9, "stop"), (3.0, "accept"), (3.05, "accept"), (2.6, "epsilon_pass"), (0.0, "stop"), (9.95, "accept")]
+        )
+    ]
+    svg = _chart_svg(records, 3.0, "saturate", [3.0, 3.0, 3.0, 2.0, 3.0, 3.0])
+    page = tmp_path / "chart.html"
+    page.write_text(
+        html_page(
+            "chart",
+            ['<div class="kicker">thread <span class="id">Chart</span></div>', f'<div class="panel">{svg}</div>'],
+        )
+    )
+    session = browser.open(page.resolve().as_uri())
+    boxes = json.loads(
+        browser.evaluate(
+            """JSON.stringify({
+                lines: [...document.querySelectorAll('svg.chart line.threshold, svg.chart line.mark')].map(l => {
+                    const r = l.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                    right: r.right};}),
+                labels: [...document.querySelectorAll('svg.chart text.value')].map(t => {
+                    const r = t.getBoundingClientRect(); return {text: t.textContent, top: r.top, bottom: r.bottom,
+                    left: r.left, right: r.right};}),
+            })""",
+            session,
+        )
+    )
+    assert len(boxes["labels"]) == len(records) and len(boxes["lines"]) == 2  # the threshold and round 4's own
+    for label in boxes["labels"]:
+        for line in boxes["lines"]:
+            if label["right"] < line["left"] or label["left"] > line["right"]:
+                continue
+            assert label["bottom"] < line["top"] or label["top"] > line["bottom"], (label, line)
+    check_layout(json.loads(browser.evaluate(LAYOUT_JS, session)), "Chart")
+    assert browser.problems()["errors"] == []
 
 
 def test_the_browser_check_catches_errors_and_requests(tmp_path, browser):

@@ -6,13 +6,16 @@
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 
+from saturate.graph.cli.logs import inspecting
 from saturate.graph.cli.multi import show as show_multi
 from saturate.graph.cli.output import print_json, round_block, say
 from saturate.state.settings import Settings
 from saturate.state.text import printable
 
 
+@inspecting()  # reading any session prints no library warnings
 def cmd_show(args: argparse.Namespace) -> int:
     extra = show_extras(args)  # --html / --chart / --checkpoints
     if extra is not None:
@@ -58,15 +61,18 @@ def show_extras(args: argparse.Namespace) -> int | None:
         from saturate.graph.views import report
 
         view = report.load_session(args.thread, args.home)
+        if args.chart:
+            report.check_chart(view)  # a multi-source session has no novelty rounds: refuse before writing
         if args.html:
             path = report.write_html_view(view, args.html)
-            say(f"wrote {path} ({len(view['records'])} rounds)")
+            say(f"wrote {path} ({report.summary(view)})")
         if args.chart:
             path = report.chart_view(view, args.chart)
             say(f"wrote {path}")
     return 0
 
 
+@inspecting()
 def cmd_runs(args: argparse.Namespace) -> int:
     # heavy: LangGraph (the checkpointer), imported when the command runs
     from saturate.graph.api import list_sessions
@@ -80,20 +86,37 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     t = Table(title="sessions")
-    for col in ("thread", "task", "rounds", "status", "updated"):
-        t.add_column(col, overflow="fold")
+    # ids and times stay whole (to be copied, and read at a glance); the task and the status fold
+    t.add_column("thread", no_wrap=True)
+    t.add_column("task", overflow="fold")
+    t.add_column("rounds", no_wrap=True)
+    t.add_column("status", overflow="fold", min_width=len("interrupted"))
+    t.add_column("updated", no_wrap=True)  # local time to the second
     for r in rows:
         t.add_row(
             printable(r["thread"]),
             printable(r["task"][:80]),
             str(r["rounds"]),
             printable(r["status"]),
-            r["updated"] or "",
+            local_time(r["updated"]),
         )
     Console(highlight=False, soft_wrap=False).print(t)
     return 0
 
 
+def local_time(stamp: str | None) -> str:
+    """A checkpoint's time (ISO 8601, UTC, microseconds) as local time to the second: ``2026-11-22 16:02:07``
+    (``--json`` keeps the stored value)."""
+    if not stamp:
+        return ""
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:  # not ISO 8601: shown as stored
+        return printable(stamp)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@inspecting()
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     return print_checkpoints(args.thread, args.home, args.json)
 

@@ -6,6 +6,10 @@ only the steps know: when each round started and how long it took on the
 wall clock, the knowledge-state size and the number of accepted sources after
 every round, where a forked session came from, and every checkpoint.
 
+A multi-source session gets its own report (graph/views/report_multi.py: the
+loops per source, the merged sources with who found them, tags, key actors);
+``load_session`` / ``render_html`` / ``write_html`` take either kind.
+
 The HTML has no scripts, no external fonts, images or style sheets (its
 Content-Security-Policy forbids loading anything), so it renders offline and
 can be mailed or archived as one file.
@@ -19,18 +23,31 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
-from saturate.graph.build import build_graph
 from saturate.graph.paths import home_dir
-from saturate.graph.session import InputError, open_checkpointer
+from saturate.graph.session import InputError, graph_for, kind_of, open_checkpointer
 from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin
 from saturate.graph.views.diagram import nodes_in_part
 from saturate.graph.views.progress import ROUND_PART, short_query
+from saturate.graph.views.report_multi import multi_view, render_multi_html
+from saturate.graph.views.report_parts import (
+    Bar,
+    bars_svg,
+    cite_links,
+    cited_numbers,
+    fmt_time,
+    norm,
+    page,
+    settings_table,
+    thread_span,
+    ts,
+)
+from saturate.graph.views.report_parts import e as _e
+from saturate.graph.views.report_parts import link as _link
 from saturate.state.records import ACCEPTED
 from saturate.state.settings import load_settings
 
@@ -48,26 +65,36 @@ KEY_SETTINGS = (
     "source",
     "corpus",
 )
-_CITE = re.compile(r"\[(\d+)\]")
 
 
 # ---------------------------------------------------------------- data
 
 
 def load_session(thread_id: str, home: str | os.PathLike | None = None) -> dict:
-    """Everything the report shows, from the thread's checkpoint history."""
+    """Everything the report shows, from the thread's checkpoint history (either kind of session: a multi-source
+    view has ``kind == "multi"``)."""
     home_path = home_dir(home, create=False)
-    graph = build_graph()
     with open_checkpointer(home_path, readonly=True) as saver:
-        snaps = branch(build_graph(checkpointer=saver), thread_id) if saver is not None else []
+        kind = kind_of(saver, thread_id) if saver is not None else None
+        # the graph that wrote the thread reads its history (another graph's would not know its nodes)
+        graph = graph_for(kind, saver)
+        snaps = branch(graph, thread_id) if kind is not None else []
     if not snaps:
         raise InputError(f"unknown thread {thread_id!r}: see `saturate runs` for the sessions in {home_path}")
-    if (snaps[-1].values or {}).get("kind") == "multi":
-        raise InputError(
-            f"thread {thread_id!r} is a multi-source session: the HTML report and chart cover "
-            f"single-loop sessions; `saturate show {thread_id}` prints its loops and audit events"
-        )
+    if kind == "multi":
+        return multi_view(thread_id, snaps)
     return session_view(thread_id, snaps, graph)
+
+
+def is_multi(view: dict) -> bool:
+    return view.get("kind") == "multi"
+
+
+def summary(view: dict) -> str:
+    """What a report covers, in a few words ("3 rounds", "14 queries over 2 sources")."""
+    if is_multi(view):
+        return f"{len(view['audit'])} queries over {len(view['sources'])} sources"
+    return f"{len(view['records'])} rounds"
 
 
 def round_nodes(graph=None) -> list[str]:
@@ -86,7 +113,7 @@ def session_view(thread_id: str, snaps: list, graph=None) -> dict:
     if origin:
         origin["at"] = next((s["created_at"] for s in steps if s.get("forked_from")), None)
     rounds = []
-    t0 = _ts(steps[0]["created_at"])
+    t0 = ts(steps[0]["created_at"])
     for rec in records:
         n = rec["round"]
         idx = [i for i, s in enumerate(steps) if s["node"] in in_round and s["round"] == n]
@@ -97,8 +124,8 @@ def session_view(thread_id: str, snaps: list, graph=None) -> dict:
         }
         if idx:  # the settings as the round ran (a fork may differ)
             info["settings"] = snaps[idx[-1]].values.get("settings") or info["settings"]
-            start = _ts(steps[idx[0] - 1]["created_at"]) if idx[0] > 0 else _ts(steps[idx[0]]["created_at"])
-            end = _ts(steps[idx[-1]]["created_at"])
+            start = ts(steps[idx[0] - 1]["created_at"]) if idx[0] > 0 else ts(steps[idx[0]]["created_at"])
+            end = ts(steps[idx[-1]]["created_at"])
             info.update(
                 started_s=(start - t0).total_seconds(),
                 wall_ms=(end - start).total_seconds() * 1000,
@@ -124,13 +151,6 @@ def session_view(thread_id: str, snaps: list, graph=None) -> dict:
         "created": steps[0]["created_at"],
         "updated": steps[-1]["created_at"],
     }
-
-
-def _ts(s: str | None) -> _dt.datetime:
-    try:
-        return _dt.datetime.fromisoformat(s) if s else _dt.datetime.now(_dt.UTC)
-    except ValueError:
-        return _dt.datetime.now(_dt.UTC)
 
 
 def accepted_round(records: list[dict]) -> dict[str, int]:
@@ -211,7 +231,15 @@ def novelty_chart(
             edgecolor="white" if d == "epsilon_pass" else DECISION_COLOR.get(d, "#6b7280"),
             linewidth=0.8,
         )
-        ax.text(rnd, score + 0.2, f"{score:.2f}", ha="center", va="bottom", fontsize=8, color="#111827")
+        ax.text(
+            rnd,
+            png_label_y(score, threshold if mode != "fixed" else None),
+            f"{score:.2f}",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="#111827",
+        )
     handles = [
         Patch(
             facecolor=DECISION_COLOR[d],
@@ -261,7 +289,26 @@ def novelty_chart(
     return path
 
 
+def png_label_y(score: float, threshold: float | None, height: float = 0.55, gap: float = 0.2) -> float:
+    """Where a PNG bar's value label starts (data units, ``va="bottom"``): ``gap`` above the bar, unless its
+    box (``height`` high: an 8 pt label on the 0-10.8 axis) would cross the threshold line; then above the line."""
+    y = score + gap
+    if threshold is not None and y - gap / 2 <= threshold <= y + height:
+        return threshold + gap
+    return y
+
+
+def check_chart(view: dict) -> None:
+    """The PNG chart is the novelty per round of a single-loop session (InputError for a multi-source one)."""
+    if is_multi(view):
+        raise InputError(
+            f"thread {view['thread']!r} is a multi-source session: it has no novelty rounds to chart; its HTML "
+            f"report (`saturate show {view['thread']} --html FILE`) charts each source's queries"
+        )
+
+
 def chart_view(view: dict, path: str | os.PathLike) -> Path:
+    check_chart(view)
     s = view["settings"]
     title = f"{view['thread']}: {short_query(view['task'], '')}"
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -276,89 +323,6 @@ def write_chart(thread_id: str, path: str | os.PathLike, home: str | os.PathLike
 
 
 # ---------------------------------------------------------------- HTML
-
-
-CSS = """
-:root { --ink:#111827; --muted:#6b7280; --line:#e5e7eb; --bg:#f9fafb; --accent:#4f46e5; }
-* { box-sizing: border-box; }
-body { margin:0; background:var(--bg); color:var(--ink);
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 28px 28px 60px; }
-h1 { font-size: 24px; line-height: 1.3; margin: 4px 0 10px; }
-h2 { font-size: 18px; margin: 34px 0 12px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
-.kicker { color: var(--muted); font-size: 13px; letter-spacing: .04em; text-transform: uppercase; }
-.meta { color: var(--muted); font-size: 14px; }
-.meta b { color: var(--ink); font-weight: 600; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin: 18px 0 6px; }
-.card { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 12px 14px; }
-.card .v { font-size: 22px; font-weight: 650; }
-.card .k { color: var(--muted); font-size: 13px; }
-.panel { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 16px; overflow-x: auto; }
-table { border-collapse: collapse; width: 100%; font-size: 14px; }
-table.rounds { table-layout: fixed; min-width: 900px; }
-.wrap { white-space: normal; }
-th { text-align: left; font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase;
-  letter-spacing: .03em; padding: 8px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-td { padding: 9px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
-tr:last-child td { border-bottom: none; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.badge { display: inline-block; padding: 1px 9px; border-radius: 999px; font-size: 12px; font-weight: 650; color: #fff;
-  white-space: nowrap; }
-.b-accept { background: #16a34a; } .b-epsilon_pass { background: #d97706; }
-.b-stop { background: #dc2626; } .b-cap { background: #0e7490; }
-.b-muted { background: #9ca3af; }
-.eps { display: inline-block; margin-top: 4px; font-size: 12px; color: #92400e; background: #fef3c7; border-radius: 6px;
-  padding: 0 6px; }
-.why { color: var(--muted); font-size: 13px; margin-top: 3px; }
-.q { font-weight: 550; word-break: break-word; }
-.q .task { color: var(--muted); font-weight: 400; }
-.sub { color: var(--muted); font-size: 12.5px; }
-.err { color: #b91c1c; font-size: 13px; }
-.note { color: #92400e; font-size: 13px; }
-.inh { display: inline-block; font-size: 11px; color: #3730a3; background: #e0e7ff; border-radius: 6px; padding: 0 6px;
-  margin-left: 6px; }
-details { margin-top: 4px; } summary { cursor: pointer; color: var(--accent); font-size: 13px; }
-code, .mono { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
-a { color: var(--accent); text-decoration: none; } a:hover { text-decoration: underline; }
-.answer { font-size: 16px; line-height: 1.6; background: #fff; border: 1px solid var(--line);
-  border-left: 4px solid var(--accent);
-  border-radius: 10px; padding: 14px 18px; }
-.answer a { font-weight: 600; }
-ol.sources { padding-left: 0; list-style: none; margin: 0; }
-ol.sources li { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 10px 14px;
-  margin-bottom: 8px; }
-ol.sources .n { display: inline-block; min-width: 30px; font-weight: 700; color: var(--accent); }
-.excerpt { color: #374151; font-size: 13.5px; margin-top: 4px; }
-.kv td:first-child { width: 34%; }
-.changed { background: #fef9c3; }
-.knowledge { white-space: pre-wrap; font-size: 13.5px; color: #374151; }
-.legend span { margin-right: 14px; font-size: 13px; color: var(--muted); }
-.legend i { display: inline-block; width: 11px; height: 11px; border-radius: 3px; margin-right: 5px;
-  vertical-align: -1px; }
-footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; }
-@media print { body { background: #fff; } .panel, .card, ol.sources li, .answer { break-inside: avoid; } }
-"""
-
-
-def _norm(d: dict) -> dict:
-    """JSON-normalised values (tuples become lists), so stored and default settings compare."""
-    return json.loads(json.dumps(d, default=str))
-
-
-def _show(v: Any) -> str:
-    if v is None:
-        return "unset"
-    return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else str(v)
-
-
-def _e(x: Any) -> str:
-    return html.escape("" if x is None else str(x))
-
-
-def _link(url: str, text: str | None = None) -> str:
-    if re.match(r"^https?://", url or ""):
-        return f'<a href="{_e(url)}" rel="noopener noreferrer">{_e(text or url)}</a>'
-    return f"<code>{_e(text or url)}</code>" if text is None else f"{_e(text)} <code>{_e(url)}</code>"
 
 
 def _query_html(query: str, task: str) -> str:
@@ -391,83 +355,46 @@ def _bar(novelty: float | None, threshold: float | None, decision: str | None, w
 
 
 def _chart_svg(records: list[dict], threshold: float | None, mode: str, round_thresholds: list | None = None) -> str:
-    """The timeline chart: novelty per round, bars coloured by decision, the threshold line."""
-    n = max(1, len(records))
-    left, right, top, bottom = 44, 92, 18, 48  # the threshold's label goes in the right margin
-    step = max(56, min(110, 760 // n))
-    width = left + right + step * n
-    height = 250
-    plot_h = height - top - bottom
-    y = lambda v: top + plot_h * (1 - v / 10)  # noqa: E731
-    out = [
-        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        'aria-label="novelty per round" '
-        'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif" font-size="12">',
-        "<title>novelty per round</title>",
-        '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-        f'<rect width="6" height="6" fill="{DECISION_COLOR["epsilon_pass"]}"/>'
-        '<rect width="2.2" height="6" fill="#fde68a"/></pattern></defs>',
-    ]
-    for v in range(0, 11, 2):
-        out.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{width - right}" y2="{y(v):.1f}" stroke="#eef0f3"/>')
-        out.append(
-            f'<text x="{left - 8}" y="{y(v):.1f}" text-anchor="end" dominant-baseline="middle" '
-            f'fill="#6b7280">{v}</text>'
-        )
+    """The timeline chart: novelty per round over the panel's full width, bars coloured by decision, the
+    threshold line (and a round's own threshold when a fork changed it later)."""
+    shown = threshold if mode != "fixed" else None
+    bars = []
     for i, r in enumerate(records):
-        cx = left + step * i + step / 2
-        bw = step * 0.56
         nov = r.get("novelty") or 0.0
         d = r.get("decision") or ""
-        fill = "url(#hatch)" if d == "epsilon_pass" else DECISION_COLOR.get(d, "#9ca3af")
-        out.append(f'<g class="bar" data-round="{r["round"]}">')
-        out.append(
-            f'<rect x="{cx - bw / 2:.1f}" y="{y(nov):.1f}" width="{bw:.1f}" height="{y(0) - y(nov):.1f}" '
-            f'rx="3" fill="{fill}"/>'
-        )
-        out.append(
-            f'<text x="{cx:.1f}" y="{y(nov) - 6:.1f}" text-anchor="middle" fill="#111827" '
-            f'font-weight="600">{nov:.2f}</text>'
-        )
         rt = (round_thresholds or [None] * len(records))[i]
-        if rt is not None and threshold is not None and rt != threshold and mode != "fixed":  # a fork changed it later
-            out.append(
-                f'<line x1="{cx - bw / 2 - 4:.1f}" y1="{y(rt):.1f}" x2="{cx + bw / 2 + 4:.1f}" y2="{y(rt):.1f}" '
-                f'stroke="#6b7280" stroke-width="2"><title>threshold {rt:g} when this round ran</title></line>'
+        marks = []
+        if rt is not None and shown is not None and rt != threshold:  # a fork changed it later
+            marks.append((rt, f"threshold {rt:g} when this round ran"))
+        bars.append(
+            Bar(
+                value=nov,
+                fill="url(#hatch)" if d == "epsilon_pass" else DECISION_COLOR.get(d, "#9ca3af"),
+                label=f"round {r['round']}",
+                short_label=str(r["round"]),
+                value_text=f"{nov:.2f}",
+                sublabel=DECISION_TEXT.get(d, d),
+                sublabel_color=DECISION_COLOR.get(d, "#6b7280"),
+                title=f"round {r['round']}: novelty {nov:.2f}, {DECISION_TEXT.get(d, d)}",
+                data={"round": r["round"]},
+                marks=marks,
             )
-        out.append(
-            f'<text x="{cx:.1f}" y="{height - bottom + 17}" text-anchor="middle" '
-            f'fill="#111827">round {r["round"]}</text>'
         )
-        out.append(
-            f'<text x="{cx:.1f}" y="{height - bottom + 33}" text-anchor="middle" '
-            f'fill="{DECISION_COLOR.get(d, "#6b7280")}" font-weight="600">{_e(DECISION_TEXT.get(d, d))}</text>'
-        )
-        out.append("</g>")
-    if threshold is not None and mode != "fixed":
-        ty = y(threshold)
-        out.append(
-            f'<line x1="{left}" y1="{ty:.1f}" x2="{width - right}" y2="{ty:.1f}" stroke="#111827" '
-            'stroke-width="1.5" stroke-dasharray="6 4"/>'
-        )
-        out.append(
-            f'<text x="{width - right + 6}" y="{ty:.1f}" dominant-baseline="middle" '
-            f'fill="#111827">threshold {threshold:g}</text>'
-        )
-    out.append(f'<line x1="{left}" y1="{y(0):.1f}" x2="{width - right}" y2="{y(0):.1f}" stroke="#9ca3af"/>')
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _fmt_time(iso: str | None) -> str:
-    if not iso:
-        return ""
-    t = _ts(iso)
-    return t.strftime("%Y-%m-%d %H:%M:%S UTC") if t.tzinfo else t.strftime("%Y-%m-%d %H:%M:%S")
+    return bars_svg(
+        bars,
+        ymax=10,
+        ticks=[0, 2, 4, 6, 8, 10],
+        threshold=shown,
+        threshold_label=f"threshold {threshold:g}" if shown is not None else "",
+        aria="novelty per round",
+        hatch_colors=(DECISION_COLOR["epsilon_pass"], "#fde68a"),
+    )
 
 
 def render_html(view: dict) -> str:
-    """The report page (a string of self-contained HTML)."""
+    """The report page (a string of self-contained HTML), of either kind of session."""
+    if is_multi(view):
+        return render_multi_html(view)
     task = view["task"]
     settings = view["settings"]
     threshold = settings.get("novelty_threshold")
@@ -475,7 +402,7 @@ def render_html(view: dict) -> str:
     records = view["records"]
     result = view.get("result") or {}
     decisions = [r.get("decision") for r in records]
-    duration = (_ts(view["updated"]) - _ts(view["created"])).total_seconds()
+    duration = (ts(view["updated"]) - ts(view["created"])).total_seconds()
     errors = [(r["round"], e) for r in records for e in r.get("errors") or []]
     page_errors = [p for p in view["pages"] if p.get("status") == "error"]
     parts: list[str] = []
@@ -484,11 +411,11 @@ def render_html(view: dict) -> str:
     status = (
         "finished" if result else (f"not finished — next step: {', '.join(view['next'])}" if view["next"] else "empty")
     )
-    add(f'<div class="kicker">saturate · session report · thread <span class="mono">{_e(view["thread"])}</span></div>')
+    add(f'<div class="kicker">saturate · session report · thread {thread_span(view["thread"])}</div>')
     add(f"<h1>{_e(task)}</h1>")
     add(
-        f'<div class="meta">started <b>{_e(_fmt_time(view["created"]))}</b> · '
-        f"last step <b>{_e(_fmt_time(view['updated']))}</b> "
+        f'<div class="meta">started <b>{_e(fmt_time(view["created"]))}</b> · '
+        f"last step <b>{_e(fmt_time(view['updated']))}</b> "
         f"({duration:.2f} s) · source <b>{_e(settings.get('source'))}</b>"
         f"{(' (' + _e(settings.get('corpus')) + ')') if settings.get('corpus') else ''} · mode <b>{_e(mode)}</b> · "
         f"{_e(status)}</div>"
@@ -500,7 +427,7 @@ def render_html(view: dict) -> str:
             or "no setting changed"
         )
         add(
-            f'<p class="meta">Forked on {_e(_fmt_time(origin.get("at")))} from thread '
+            f'<p class="meta">Forked on {_e(fmt_time(origin.get("at")))} from thread '
             f'<span class="mono">{_e(origin["thread"])}</span> after round '
             f"<b>{_e(origin.get('round'))}</b> "
             f'(checkpoint <span class="mono">{_e(origin.get("checkpoint_id"))}</span>): {_e(changes)}. '
@@ -523,11 +450,10 @@ def render_html(view: dict) -> str:
     # result first: what the reader came for
     add('<h2 id="result">Result</h2>')
     if result:
-        cited = {int(m) for m in _CITE.findall(result.get("answer", ""))}
-        answer = _CITE.sub(lambda m: f'<a href="#src-{m.group(1)}">[{m.group(1)}]</a>', _e(result.get("answer", "")))
-        add(f'<div class="answer">{answer}</div>')
+        cited = cited_numbers(result.get("answer", ""))
+        add(f'<div class="answer">{cite_links(result.get("answer", ""))}</div>')
         if result.get("proof"):  # a verified claim
-            proof = _CITE.sub(lambda m: f'<a href="#src-{m.group(1)}">[{m.group(1)}]</a>', _e(result["proof"]))
+            proof = cite_links(result["proof"])
             add(f'<details open><summary>proof</summary><div class="panel knowledge">{proof}</div></details>')
         add(
             f'<p class="meta">outcome <b>{_e(result.get("outcome"))}</b> · '
@@ -720,28 +646,16 @@ def render_html(view: dict) -> str:
 
     # settings: the loop's knobs and whatever differs from the default up front, the rest folded
     add('<h2 id="settings">Settings</h2>')
-    defaults = _norm(load_settings({}, env={}).model_dump())
+    defaults = norm(load_settings({}, env={}).model_dump())
     changed_by_fork = set((origin or {}).get("changes") or {})
-    values = _norm(settings)
+    values = norm(settings)
     changed = {k for k, v in values.items() if v != defaults.get(k)} | changed_by_fork
 
-    def settings_table(keys) -> str:
-        rows = []
-        for k in keys:
-            cls = ' class="changed"' if k in changed else ""
-            mark = " (fork)" if k in changed_by_fork else ""
-            rows.append(
-                f"<tr{cls}><td><code>{_e(k)}</code></td><td><code>{_e(_show(values[k]))}</code>{_e(mark)}</td>"
-                f'<td class="sub"><code>{_e(_show(defaults.get(k)))}</code></td></tr>'
-            )
-        return (
-            '<table class="kv"><thead><tr><th>setting</th><th>value</th><th>default</th></tr></thead><tbody>'
-            + "".join(rows)
-            + "</tbody></table>"
-        )
+    def table(keys) -> str:
+        return settings_table(keys, values, defaults, changed, changed_by_fork)
 
     shown = [k for k in values if k in KEY_SETTINGS or k in changed]
-    add(f'<div class="panel">{settings_table(shown)}</div>')
+    add(f'<div class="panel">{table(shown)}</div>')
     add(
         '<p class="sub">Highlighted: differs from the default'
         f"{' or changed by the fork' if changed_by_fork else ''}.</p>"
@@ -750,7 +664,7 @@ def render_html(view: dict) -> str:
     if rest:
         add(
             f"<details><summary>the other {len(rest)} settings (all at their defaults)</summary>"
-            f'<div class="panel">{settings_table(rest)}</div></details>'
+            f'<div class="panel">{table(rest)}</div></details>'
         )
 
     # checkpoints
@@ -781,16 +695,7 @@ def render_html(view: dict) -> str:
         "Self-contained: no scripts, no external resources.</footer>"
     )
 
-    title = f"saturate · {task[:80]}"
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" '
-        "content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>\n"
-        + "\n".join(parts)
-        + "\n</main></body></html>\n"
-    )
+    return page(f"saturate · {task[:80]}", parts)
 
 
 def write_html(thread_id: str, path: str | os.PathLike, home: str | os.PathLike | None = None) -> Path:
