@@ -1,5 +1,9 @@
 """LocalCorpus: SQLite FTS5 BM25 search over a JSONL file or a folder of .md/.txt files.
 
+A ``.md`` file is indexed as the text it shows, not its Markdown syntax (``markdown_text``: headings,
+emphasis, links, lists, tables and code keep their words, lose their marks), so no "# Zorblax" reaches
+a snippet or an answer; ``.txt`` files are indexed as they are.
+
 The index is built once into an SQLite file named after the corpus (its absolute
 path, size and mtime, plus INDEX_VERSION), so a changed corpus gets a fresh
 index and an unchanged one is reused. Builds go to a temp file that is moved
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import html.parser
 import json
 import os
 import re
@@ -20,11 +25,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from markdown_it import MarkdownIt
+
 from saturate.state.errors import BadInput
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, terms
 
-INDEX_VERSION = 2  # 2: the index records probe terms its open checks (see _probe_terms)
+# 2: the index records probe terms its open checks (see _probe_terms); 3: .md files are indexed as text
+INDEX_VERSION = 3
 PROBE_TERMS = 8
 SNIPPET_CHARS = 500
 MAX_QUERY_TERMS = 64  # longer queries keep their first 64 distinct terms
@@ -261,7 +269,8 @@ def read_jsonl(path: Path) -> Iterator[dict]:
 
 
 def read_folder(path: Path) -> Iterator[dict]:
-    """Records of a folder of .md/.txt files: id = relative path, title = first '# ' heading or stem."""
+    """Records of a folder of .md/.txt files: id = relative path; a .md file's text is ``markdown_text`` of it and
+    its title its first level-1 heading (``# Title`` or underlined ``===``); otherwise the title is the file stem."""
     for f in _folder_files(path):
         try:
             text = f.read_text(encoding="utf-8")
@@ -269,8 +278,85 @@ def read_folder(path: Path) -> Iterator[dict]:
             raise CorpusError(f"{f}: not UTF-8 text ({err.reason} at byte {err.start})") from None
         except OSError as err:
             raise CorpusError(f"cannot read corpus file {f}: {err.strerror or err}") from None
-        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), "") or f.stem
-        yield {"id": f.relative_to(path).as_posix(), "title": title, "text": text, "_where": str(f)}
+        title = ""
+        if f.suffix.lower() == ".md":
+            text, title = markdown_text(text)
+        yield {"id": f.relative_to(path).as_posix(), "title": title or f.stem, "text": text, "_where": str(f)}
+
+
+# CommonMark with GitHub's tables and strikethrough; the parser only (nothing is rendered to HTML)
+_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# YAML front matter (Jekyll, Hugo, Obsidian): metadata, not text. markdown-it-py's front_matter plugin lives in
+# mdit-py-plugins, a dependency for one regular expression; the block is dropped here.
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_BLOCK_END = {  # a blank line after each (a paragraph, a heading, a whole list or table, a code or HTML block)
+    *("paragraph_close", "heading_close", "bullet_list_close", "ordered_list_close", "table_close"),
+    *("fence", "code_block", "html_block"),
+}
+
+
+def markdown_text(source: str) -> tuple[str, str]:
+    """(text, title) of a Markdown document: the words it shows, a line per block and a blank line after each
+    paragraph, with no Markdown syntax (heading and list marks, emphasis, link targets, table pipes, code fences,
+    HTML tags and comments); a table row is one line, its cells two spaces apart. The title is the text of the
+    first level-1 heading ("" without one). Parsed with markdown-it-py."""
+    lines: list[str] = []
+    row: list[str] | None = None  # the cells of the table row being read
+    title, heading = "", ""
+    for tok in _MARKDOWN.parse(_FRONT_MATTER.sub("", source, count=1)):
+        kind = tok.type
+        if kind == "heading_open":
+            heading = tok.tag
+        elif kind == "tr_open":
+            row = []
+        elif kind == "inline":
+            words = _inline_text(tok.children or [])
+            if heading == "h1" and not title:
+                title = " ".join(words.split())
+            (row if row is not None else lines).append(words)
+        elif kind in ("fence", "code_block"):
+            lines.append(tok.content.rstrip("\n"))
+        elif kind == "html_block":
+            lines.append(_html_text(tok.content))
+        elif kind == "tr_close" and row is not None:
+            lines.append("  ".join(c.strip() for c in row))
+            row = None
+        if kind in _BLOCK_END and not tok.hidden:  # a tight list's paragraphs are hidden: its items stay together
+            heading = ""
+            if lines and lines[-1]:
+                lines.append("")
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip(), title
+
+
+def _inline_text(children: list) -> str:
+    """The words of an inline run: text, code spans and image descriptions; marks, link targets and HTML tags go."""
+    out = []
+    for child in children:
+        if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type == "image":
+            out.append(_inline_text(child.children or []))
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append("\n")
+    return "".join(out)
+
+
+class _HtmlWords(html.parser.HTMLParser):
+    """The text of an HTML block in a Markdown file (tags and comments dropped; entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.words: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.words.append(data)
+
+
+def _html_text(block: str) -> str:
+    parser = _HtmlWords()
+    parser.feed(block)
+    parser.close()
+    return " ".join("".join(parser.words).split())
 
 
 def _folder_files(path: Path) -> list[Path]:

@@ -148,6 +148,7 @@ def test_readme_settings_table_is_current():
     assert block.strip() == settings_markdown().strip(), "regenerate with: saturate settings --markdown"
 
 
+@pytest.mark.slow  # about 9 s: the real ddgs client tries its backends until each fails
 def test_ddg_without_network_finishes_with_recorded_failure(home):
     """No network here: the real ddgs client fails; the session records it and exits 3, no traceback."""
     p = run_cli("research", "latest news on fusion power", "--source", "ddg", "--thread", "web", home=home)

@@ -41,6 +41,31 @@ def test_draw_only_for_sub_threshold_rounds_and_state_advances():
     assert d == "accept" and u is None and same == rng
 
 
+def test_reasons_say_why_in_words_then_the_numbers():
+    s = _settings(min_rounds=2, max_rounds=4, novelty_threshold=3, novelty_epsilon=0.15)
+    rng = new_rng(0)
+    assert decide_gate(1, 0.5, s, rng)[1] == "too early to stop (round 1 < min_rounds 2; novelty 0.5)"
+    assert decide_gate(2, 4.25, s, rng)[1] == "the new results were new enough to go on (novelty 4.25 ≥ threshold 3)"
+    assert decide_gate(4, 2.4, s, rng)[1] == "the round limit was reached (max_rounds 4; novelty 2.4 < threshold 3)"
+    stops = [decide_gate(2, 2.4, s, new_rng(seed)) for seed in range(40)]
+    d, reason, u, _ = next(x for x in stops if x[0] == "stop")
+    assert reason == (
+        f"the new results were mostly what was already known (novelty 2.4 < threshold 3; random draw {u:.3f} ≥ "
+        "epsilon 0.15)"
+    )
+    d, reason, u, _ = next(x for x in stops if x[0] == "epsilon_pass")
+    assert reason.startswith("the new results were mostly what was already known, but a random draw let the search")
+    assert reason.endswith(f"(novelty 2.4 < threshold 3; random draw {u:.3f} < epsilon 0.15)")
+    # epsilon 0: the threshold alone decides, and no draw is mentioned; a score never looks equal to the threshold
+    no_chance = _settings(min_rounds=1, novelty_threshold=3, novelty_epsilon=0.0)
+    assert decide_gate(2, 2.996, no_chance, rng)[1] == (
+        "the new results were mostly what was already known (novelty 2.996 < threshold 3)"
+    )
+    fixed = _settings(mode="fixed", fixed_rounds=3)
+    assert decide_gate(3, 1.0, fixed, rng)[:2] == ("cap", "fixed mode: all 3 rounds done (fixed_rounds)")
+    assert all("stop:" not in decide_gate(r, x, s, new_rng(r))[1] for r in range(1, 5) for x in (0.0, 2.9, 9.0))
+
+
 def test_epsilon_frequency_across_seeds():
     """Sub-threshold rounds pass through with probability epsilon (0.15), across 4000 seeds."""
     s = _settings()

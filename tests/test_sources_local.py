@@ -246,6 +246,79 @@ def test_folder_change_rebuilds(notes: Path, tmp_path: Path):
     assert second.search("giraffes", 1)[0].id == "gamma.md"
 
 
+ZORBLAX_MD = """---
+title: front matter is metadata
+---
+# Zorblax
+
+Zorblax is the **third** moon of [Quux](https://example.org/quux), *discovered* in 1893.\\
+Its surface is `ice`.
+
+## Orbit
+
+- period: 12 days
+- tilt: ~~4~~ 5 degrees
+
+| body | radius |
+|------|--------|
+| Zorblax | 610 km |
+
+```
+orbit = 12
+```
+<!-- a note to the editor -->
+<p>Named by <b>Ada Lovelace</b> &amp; friends.</p>
+"""
+
+
+def test_markdown_files_are_indexed_as_text(tmp_path: Path):
+    """A .md corpus file is indexed as the text it shows: no heading marks, emphasis, link targets, pipes, fences,
+    HTML or front matter reach a snippet, a fetched page or an answer (issue 17: "# Zorblax" in answers)."""
+    root = tmp_path / "moons"
+    root.mkdir()
+    (root / "zorblax.md").write_text(ZORBLAX_MD, encoding="utf-8")
+    (root / "plain.txt").write_text("# not Markdown: a .txt file is kept as it is", encoding="utf-8")
+    c = LocalCorpus.open(root, tmp_path / "index")
+    (hit,) = c.search("Zorblax moon", 5)
+    assert hit.title == "Zorblax" and hit.snippet.startswith("Zorblax Zorblax is the third moon of Quux, discovered")
+    page = c.fetch(hit)
+    for mark in ("#", "**", "](", "https://", "|", "```", "~~", "<!--", "<p>", "<b>", "&amp;", "front matter", "---"):
+        assert mark not in page, mark
+    for words in (
+        "Zorblax is the third moon of Quux, discovered in 1893.\nIts surface is ice.",
+        "Orbit",
+        "period: 12 days\ntilt: 4 5 degrees",
+        "Zorblax  610 km",
+        "orbit = 12",
+        "Named by Ada Lovelace & friends.",
+    ):
+        assert words in page, words
+    assert c.search("plain", 1)[0].snippet.startswith("# not Markdown")
+
+
+def test_markdown_answer_has_no_heading_marks(home, tmp_path: Path):
+    from saturate.graph import research
+
+    root = tmp_path / "moons"
+    root.mkdir()
+    (root / "zorblax.md").write_text(ZORBLAX_MD, encoding="utf-8")
+    (root / "quux.md").write_text("# Quux\n\nQuux is a gas giant with **seven** moons.\n", encoding="utf-8")
+    result = research("Which moon of Quux is Zorblax?", corpus=str(root), seed=1, max_rounds=2)
+    assert "Zorblax" in result.answer and "#" not in result.answer and "**" not in result.answer
+    assert all("#" not in s.title for s in result.sources)
+
+
+def test_index_version_names_the_index(monkeypatch, notes: Path, tmp_path: Path):
+    """An index built before .md files were read as text (version 2) is not reused: the version is in its name."""
+    import saturate.sources.local as local
+
+    monkeypatch.setattr(local, "INDEX_VERSION", 2)
+    old = LocalCorpus.open(notes, tmp_path / "index")
+    monkeypatch.setattr(local, "INDEX_VERSION", 3)
+    new = LocalCorpus.open(notes, tmp_path / "index")
+    assert new.built and new.index_path != old.index_path
+
+
 def test_empty_folder_is_an_error(tmp_path: Path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(CorpusError, match="corpus is empty: .*empty"):

@@ -14,7 +14,7 @@ import json
 import sys
 
 from saturate.graph.cli.output import exit_code, print_answer, print_notes_and_errors, print_sources, say
-from saturate.graph.views.progress import short_query
+from saturate.graph.views.progress import query_counts, short_query
 
 
 def wants_multi(args) -> bool:
@@ -25,10 +25,18 @@ def query_line(ev: dict, task: str = "") -> str:
     phase = "" if ev.get("phase") == "loop" else " (lead)"
     err = f"  errors: {len(ev['errors'])}" if ev.get("errors") else ""
     return (
-        f"[{ev['source']}] q{ev['query_no']}{phase}: {short_query(ev['query'], task)!r}"
-        f"  new {ev['new']}/{ev['total']}"
-        f"  dup {ev['duplicates']}  → {ev['action']} ({ev.get('decided_by')}): {ev.get('reasoning', '')}{err}"
+        f"[{ev['source']}] q{ev['query_no']}{phase}: {short_query(ev['query'], task)!r}  {query_counts(ev)}"
+        f"  → {ev['action']} ({ev.get('decided_by')}): {ev.get('reasoning', '')}{err}"
     )
+
+
+def why_stopped(loop: dict) -> str:
+    """A loop's stop reason and its reasoning, said once: ``saturated: 5/5 top results were duplicates (> 80%)``,
+    not ``saturated — saturated: …`` (the heuristic's reasoning already starts with the reason)."""
+    reason, reasoning = str(loop.get("stop_reason") or ""), str(loop.get("reasoning") or "")
+    if not reason or reasoning.startswith(f"{reason}:") or reasoning.startswith(f"{reason} "):
+        return reasoning or reason
+    return f"{reason} — {reasoning}" if reasoning else reason
 
 
 class MultiProgress:
@@ -83,7 +91,7 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
     say("sources searched:")
     for loop in result.loops:
         phase = "" if loop.phase == "loop" else " (breadcrumbs)"
-        say(f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {loop.stop_reason} — {loop.reasoning}")
+        say(f"  {loop.source}{phase}: {loop.queries} of {loop.ceiling} queries, {why_stopped(loop.model_dump())}")
     print_notes_and_errors(result)
     say(f"thread: {thread}   (saturate show {thread})")
 
@@ -128,7 +136,7 @@ def show(state: dict, thread: str) -> int:
         calls = f"  model calls {loop['model_calls']}" if loop.get("model_calls") else ""
         say(
             f"loop {loop['source']}{phase}: {loop['queries']} of {loop['ceiling']} queries "
-            f"in {loop['elapsed_s']:.3f} s, {loop['stop_reason']} — {loop['reasoning']}{calls}"
+            f"in {loop['elapsed_s']:.3f} s, {why_stopped(loop)}{calls}"
         )
         for f in loop.get("fallbacks") or []:
             say(f"  note   {f}")

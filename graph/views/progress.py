@@ -17,6 +17,7 @@ what comes next is kept here). ``Progress`` turns all this into one line per
 round, as it happens:
 
     round 2: '<task> + Zimbabwe' [local:corpus] new 4/5  novelty 4.21 ≥ 3  → accept
+    round 3: '<task> + Beitbridge' [local:corpus] new 1/5  novelty 2.40 < 3  → stop: the new results were mostly …
 
 On a terminal the lines are coloured and a spinner names the step in progress
 (``round 2: scoring novelty (4 new / 5 results)``, ``after round 2: planning
@@ -40,6 +41,8 @@ from saturate.state.text import printable
 STREAM_MODE = ["updates", "custom", "tasks"]
 
 DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "cap": "cyan"}
+# why a session ends, after its numbers on the round's line (the gate's reason says it with the numbers)
+ENDING = {"stop": "the new results were mostly what was already known", "cap": "the round limit was reached"}
 ROUND_PART = "round"  # node metadata {"part": "round"}: the node runs inside a round (its step is shown with the round)
 
 
@@ -85,6 +88,8 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
     else:
         parts.append((f"  novelty {nov:.2f} {'≥' if nov >= threshold else '<'} {threshold:g}", ""))
     parts.append((f"  → {decision}", f"bold {DECISION_STYLE.get(decision, '')}".strip()))
+    if decision in ENDING:
+        parts.append((f": {ENDING[decision]}", ""))
     if decision == "epsilon_pass" and ev.get("epsilon_draw") is not None:
         parts.append((f" (ε draw {ev['epsilon_draw']:.3f})", "yellow"))
     if ev.get("errors"):
@@ -95,6 +100,23 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
 
 def round_text(ev: dict, task: str = "") -> str:
     return "".join(t for t, _ in round_parts(ev, task))
+
+
+def query_counts(ev: dict) -> str:
+    """What one source query of a multi-source loop found, each result counted once (an audit event or
+    ``source_query`` custom event): ``top 5: 2 new, 3 duplicates (60%)``, then ``; 3 new from further down`` when
+    the loop looked past its top results (``exclude_seen``) and found more there.
+
+    The percentage is the count the duplicate stop rule weighs (the share of the top ``results_per_query`` this
+    loop already had, against ``duplicate_stop_share``); ``new`` in the event also holds the new results from
+    further down, so ``new 5/5 dup 5`` was 0 new + 5 duplicates in the top 5 and 5 new below them."""
+    total, dup, new = int(ev.get("total") or 0), int(ev.get("duplicates") or 0), int(ev.get("new") or 0)
+    if not total:
+        return "no results"
+    top_new = max(total - dup, 0)
+    text = f"top {total}: {top_new} new, {dup} duplicate{'' if dup == 1 else 's'} ({100 * dup / total:.0f}%)"
+    below = new - top_new
+    return text + (f"; {below} new from further down" if below > 0 else "")
 
 
 def _jsonable(x: Any) -> Any:

@@ -1,0 +1,157 @@
+"""What a newcomer reads in the first hour (issue 17): the ``runs`` table, the multi-source progress lines, the
+stop reason in words, and no library warnings when sessions are only read."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from datetime import datetime
+
+import pytest
+
+from saturate.graph import research, session_state
+from saturate.graph.cli import main
+from saturate.graph.cli.logs import PENDING_SENDS_LOGGER, inspecting
+from saturate.graph.views.progress import query_counts
+
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+
+
+class CutAt:
+    """The real corpus, but KeyboardInterrupt (as Ctrl-C) on the n-th search: the session stays resumable."""
+
+    def __init__(self, inner, n: int):
+        self.inner, self.name, self.n, self.calls = inner, inner.name, n, 0
+
+    def search(self, query, k):
+        self.calls += 1
+        if self.calls == self.n:
+            raise KeyboardInterrupt("simulated Ctrl-C")
+        return self.inner.search(query, k)
+
+    def fetch(self, result):
+        return self.inner.fetch(result)
+
+
+@pytest.fixture
+def far_timezone(monkeypatch):
+    """Local time 5:30 h east of UTC, so local and stored times differ."""
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_runs_table_shows_local_time_to_the_second_and_interrupted_sessions(home, musique_source, far_timezone, capsys):
+    research(BUBYE, thread_id="done1", source=musique_source, seed=1, max_rounds=3)
+    with pytest.raises(KeyboardInterrupt):
+        research(BUBYE, thread_id="cut1", source=CutAt(musique_source, 2), seed=1, max_rounds=3)
+
+    assert main(["runs", "--json"]) == 0
+    rows = {r["thread"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["done1"]["status"] == "done"
+    assert rows["cut1"]["status"].startswith("interrupted at ")  # resumable, never "empty"
+    stored = rows["cut1"]["updated"]
+    assert re.search(r"\.\d{6}\+00:00$", stored)  # --json: the checkpoint's full precision, as stored
+
+    assert main(["runs"]) == 0
+    table = capsys.readouterr().out
+    local = datetime.fromisoformat(stored).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    assert local != stored[:19].replace("T", " ")  # the zone moved the clock: the table is not UTC
+    assert re.search(rf"│ cut1 .*│ interrupted[\w ]*│ {local} │", table), table
+    assert "empty" not in table and not re.search(r"\d\d:\d\d:\d\d\.\d", table)  # no microseconds
+    assert max(len(line) for line in table.splitlines()) <= 80  # fits a terminal: the time does not wrap
+
+
+def test_query_counts_count_each_result_once():
+    # the over-fetch case of issue 17: "new 5/5 dup 5" was 5 duplicates in the top 5, then 5 new further down
+    assert query_counts({"total": 5, "new": 5, "duplicates": 5}) == "top 5: 0 new, 5 duplicates (100%); 5 new from " + (
+        "further down"
+    )
+    assert query_counts({"total": 5, "new": 2, "duplicates": 3}) == "top 5: 2 new, 3 duplicates (60%)"
+    assert query_counts({"total": 4, "new": 3, "duplicates": 1}) == "top 4: 3 new, 1 duplicate (25%)"
+    assert query_counts({"total": 0, "new": 0, "duplicates": 0}) == "no results"
+
+
+LINE = re.compile(
+    r"\] q\d+(?: \(lead\))?: '.*'  top (\d+): (\d+) new, (\d+) duplicates? \((\d+)%\)"
+    r"(?:; (\d+) new from further down)?  → "
+)
+
+
+@pytest.fixture
+def multi_thread(home, musique_corpus, capsys):
+    c = str(musique_corpus)
+    assert main(["research", BUBYE, "--sources", f"local:{c},titles:{c}", "--thread", "m1", "--seed", "2"]) == 0
+    return capsys.readouterr().err
+
+
+def test_multi_progress_lines_agree_with_themselves(multi_thread, capsys):
+    state = session_state("m1")
+    lines = [line for line in multi_thread.splitlines() if line.startswith("[")]
+    assert len(lines) == len(state["audit"]) and "dup " not in multi_thread
+    for line in lines:
+        if re.search(r"\] q\d+(?: \(lead\))?: '.*'  no results  → ", line):
+            continue  # a query that found nothing (an entity's name the titles do not hold) says so
+        m = LINE.search(line)
+        assert m, line
+        top, new, dup, pct = (int(g) for g in m.groups()[:4])
+        assert new + dup == top and pct == round(100 * dup / top)  # each of the top results counted once
+    ev = next(e for e in state["audit"] if e["new"] > e["total"] - e["duplicates"])  # new results past the top
+    below = ev["new"] - (ev["total"] - ev["duplicates"])
+    assert f"{query_counts(ev)}  → " in multi_thread and query_counts(ev).endswith(f"; {below} new from further down")
+    # the heuristic's stop names the count the line shows: the share of duplicates in the top results
+    stops = [e for e in state["audit"] if e["action"] == "stop" and e["decided_by"] == "heuristic"]
+    for e in stops:
+        assert f"{e['duplicates']}/{e['total']} top results were duplicates" in e["reasoning"]
+    # a loop's stop reason is said once ("saturated: 5/5 top results ...", not "saturated — saturated: ...")
+    assert main(["show", "m1"]) == 0
+    loops = [line for line in capsys.readouterr().out.splitlines() if line.startswith("loop ")]
+    assert loops and any(", saturated: " in line for line in loops), loops
+    assert not any(f"{lp['stop_reason']} — {lp['stop_reason']}" in line for lp in state["loops"] for line in loops)
+
+
+def test_reading_a_multi_source_session_prints_no_langgraph_warnings(multi_thread, capsys, caplog):
+    import langgraph.pregel._algo as algo
+
+    from saturate.graph.build import build_graph
+    from saturate.graph.paths import home_dir
+    from saturate.graph.session import config, open_checkpointer
+
+    assert algo.logger.name == PENDING_SENDS_LOGGER  # the logger the filter sits on is the one LangGraph writes to
+    # the cause: the single-loop graph reading a multi-source thread logs a warning per pending Send to `follow`
+    with caplog.at_level(logging.WARNING), open_checkpointer(home_dir(None), readonly=True) as saver:
+        history = list(build_graph(checkpointer=saver).get_state_history(config("m1")))
+        assert history and any("in pending sends" in r.getMessage() for r in caplog.records)
+        caplog.clear()
+        with inspecting():
+            list(build_graph(checkpointer=saver).get_state_history(config("m1")))
+        assert not caplog.records
+    assert not logging.getLogger(PENDING_SENDS_LOGGER).filters  # removed again after the block
+
+    capsys.readouterr()
+    with caplog.at_level(logging.WARNING):
+        for argv in (["checkpoints", "m1"], ["show", "m1", "--checkpoints"], ["show", "m1"], ["runs"]):
+            assert main(argv) == 0, argv
+        assert main(["fork", "m1", "--round", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert "pending sends" not in out + err and not [r.getMessage() for r in caplog.records]
+    assert err.splitlines()[-1] == (
+        "saturate: error: thread 'm1' is a multi-source session: fork covers single-loop sessions"
+    )
+
+
+def test_stop_reason_is_said_once_in_words(home, musique_source, capsys):
+    result = research(BUBYE, thread_id="s1", source=musique_source, seed=3, max_rounds=5)
+    records = session_state("s1")["records"]
+    last = records[-1]
+    assert last["decision"] == "stop" and result.stop_reason == last["reason"]
+    assert result.stop_reason.startswith("the new results were mostly what was already known (novelty ")
+    assert "stop:" not in result.stop_reason and f"< threshold {1:g}" in result.stop_reason
+    assert main(["show", "s1"]) == 0 and "stop: stop" not in capsys.readouterr().out
+    assert main(["resume", "s1"]) == 0
+    out = capsys.readouterr().out
+    assert f"stopped after {len(records)} round(s): the new results were mostly what was already known (" in out
