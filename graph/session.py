@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from saturate.graph import storage
@@ -130,6 +131,8 @@ def open_checkpointer(home: Path, readonly: bool = False, database_url: str | No
             yield saver
         return
     path = home / "sessions.db"
+    if not readonly and (not path.exists() or path.stat().st_size == 0) and writable(home):
+        _create_sessions_db(path)
     if path.exists() and path.stat().st_size == 0:
         raise SessionsDbError(
             f"{path} is empty (0 bytes): the sessions it held are gone; restore it from a backup, or move it "
@@ -172,6 +175,24 @@ def open_checkpointer(home: Path, readonly: bool = False, database_url: str | No
         yield saver
     finally:
         conn.close()
+
+
+def _create_sessions_db(path: Path) -> None:
+    """Create sessions.db and its tables under a file lock: SQLite makes an empty file first and writes its
+    header with the first table, so a second process starting at the same moment (``saturate batch`` workers,
+    two commands on a new data directory) would otherwise find a 0-byte file and take it for a damaged one."""
+    with FileLock(str(path.with_name(".sessions.db.lock"))):
+        if path.exists() and path.stat().st_size > 0:
+            return  # another process made it while this one waited
+        if path.exists():
+            return  # empty while nobody is creating it: open_checkpointer names it, never replaces it
+        conn = sqlite3.connect(path, timeout=30)
+        try:
+            SqliteSaver(conn).setup()
+        except sqlite3.Error as err:
+            raise _sessions_db_problem(path, err) from None
+        finally:
+            conn.close()
 
 
 def kind_of(saver: SqliteSaver, thread_id: str) -> str | None:

@@ -35,7 +35,7 @@ from saturate.graph import storage
 from saturate.graph.api import resume
 from saturate.graph.build import build_graph
 from saturate.graph.paths import home_dir
-from saturate.graph.session import InputError, cache, config, open_checkpointer, unknown_thread
+from saturate.graph.session import InputError, cache, config, graph_for, kind_of, open_checkpointer, unknown_thread
 from saturate.sources import make_source
 from saturate.state.records import AgentResult
 from saturate.state.settings import Settings, SettingsError
@@ -121,7 +121,9 @@ def list_checkpoints(
     """The checkpoints of a session, oldest first (raises InputError for an unknown thread)."""
     home_path = home_dir(home, create=False)
     with storage.using(database_url), open_checkpointer(home_path, readonly=True) as saver:
-        snaps = branch(build_graph(checkpointer=saver), thread_id) if saver is not None else []
+        # read with the graph that wrote it: the single loop's would not know a multi-source thread's nodes
+        kind = kind_of(saver, thread_id) if saver is not None else None
+        snaps = branch(graph_for(kind, saver), thread_id) if kind is not None else []
         if not snaps:
             raise unknown_thread(thread_id, home_path)
     return checkpoint_rows(snaps)
@@ -188,12 +190,13 @@ def _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler
     home_path = home_dir(home)
     new_thread = new_thread or f"{thread_id}-fork{round}-{os.urandom(2).hex()}"
     with open_checkpointer(home_path) as saver:
-        graph = build_graph(checkpointer=saver)
-        snaps = branch(graph, thread_id)
-        if not snaps:
+        kind = kind_of(saver, thread_id)
+        if kind is None:
             raise unknown_thread(thread_id, home_path)
-        if (snaps[-1].values or {}).get("kind") == "multi":
+        if kind == "multi":
             raise InputError(f"thread {thread_id!r} is a multi-source session: fork covers single-loop sessions")
+        graph = graph_for(kind, saver)
+        snaps = branch(graph, thread_id)
         points = {fork_round_of(s): s for s in snaps if fork_round_of(s) is not None}
         if round not in points:
             recs = snaps[-1].values.get("records") or []

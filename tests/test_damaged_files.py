@@ -329,3 +329,39 @@ def test_full_disk_stops_with_one_line_and_the_session_resumes(small_disk, corpu
     whole = json.loads(p.stdout)
     assert resumed["answer"] == whole["answer"] and resumed["rounds"] == whole["rounds"]
     assert [s["url"] for s in resumed["sources"]] == [s["url"] for s in whole["sources"]]
+
+
+def test_a_sessions_db_being_created_by_another_process_is_waited_for_not_called_empty(tmp_path):
+    """SQLite creates the file empty and writes its header with the first table: a process starting at that
+    moment (``saturate batch`` workers on a new data directory) must wait for the creator, not take the file for
+    an emptied sessions.db. The creator holds ``.sessions.db.lock``; here the test plays the creator."""
+    import sqlite3
+    import threading
+
+    from filelock import FileLock
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from saturate.graph.session import open_checkpointer
+
+    home = tmp_path / "home"
+    home.mkdir()
+    outcome: list = []
+
+    def second_process():
+        try:
+            with open_checkpointer(home) as saver:
+                outcome.append(saver.get_tuple({"configurable": {"thread_id": "x"}}))
+        except Exception as err:  # the bug: "sessions.db is empty (0 bytes)"
+            outcome.append(err)
+
+    with FileLock(str(home / ".sessions.db.lock")):
+        (home / "sessions.db").touch()  # the creator's state between connect() and its first table
+        waiter = threading.Thread(target=second_process)
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive() and not outcome, outcome  # waiting for the creator, not failing
+        conn = sqlite3.connect(home / "sessions.db")
+        SqliteSaver(conn).setup()
+        conn.close()
+    waiter.join(30)
+    assert outcome == [None]
