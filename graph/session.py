@@ -200,7 +200,15 @@ def kind_of(saver: SqliteSaver, thread_id: str) -> str | None:
     tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     if tup is None:
         return None
-    return (tup.checkpoint.get("channel_values") or {}).get("kind") or "question"
+    return values_of(tup).get("kind") or "question"
+
+
+def values_of(tup) -> dict:
+    """A checkpoint's state values; for the input checkpoint (a process killed before the first step was
+    saved), the session's input, which LangGraph keeps in the ``__start__`` channel until that step applies it."""
+    values = tup.checkpoint.get("channel_values") or {}
+    start = values.get("__start__")
+    return {**start, **values} if isinstance(start, dict) else values
 
 
 _COMPILED: dict[str, Any] = {}
@@ -337,6 +345,8 @@ def resume(
         graph = graph_for(kind, saver)
         snap = graph.get_state(config(thread_id))
         state = snap.values
+        if "settings" not in state:  # killed between the input checkpoint and the first step's
+            state = values_of(saver.get_tuple(config(thread_id)))
         # Not ``snap.next`` alone: LangGraph leaves out of ``next`` the tasks whose writes were already saved
         # (a process killed after a node's writes, before the next checkpoint); ``tasks`` still lists them, and
         # running from the checkpoint applies those writes and goes on. Only a result means finished.

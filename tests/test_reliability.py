@@ -128,3 +128,33 @@ def test_sessions_interrupted_at_random_steps_resume_to_the_same_final_state(hom
         got, want = session_state(job["thread"]), session_state(ref)
         assert got["_status"] == "done", (job["thread"], got["_status"])
         assert comparable(got, job["thread"]) == comparable(want, ref), job["thread"]
+
+
+@pytest.mark.parametrize("multi", [False, True], ids=["single", "multi"])
+def test_a_session_killed_before_its_first_step_was_saved_resumes(home, musique_corpus, multi):
+    """Killed between the input checkpoint and the first step's (the window a batch hit in CI): only the input
+    checkpoint is left, whose state values are still empty — the input waits in LangGraph's ``__start__``
+    channel. Resume reads the settings from there and runs the session to the uninterrupted run's state."""
+    import sqlite3
+
+    from saturate.graph import resume
+
+    def run(thread):
+        if multi:
+            spec = f"local:{musique_corpus},titles:{musique_corpus}"
+            research_multi(TASKS[0], sources=spec, thread_id=thread, seed=3)
+        else:
+            research(TASKS[0], corpus=str(musique_corpus), thread_id=thread, seed=3)
+
+    run("cut-0x1")
+    run("reference-0x2")
+    with sqlite3.connect(home / "sessions.db") as db:
+        first = db.execute("SELECT MIN(checkpoint_id) FROM checkpoints WHERE thread_id = 'cut-0x1'").fetchone()[0]
+        db.execute("DELETE FROM checkpoints WHERE thread_id = 'cut-0x1' AND checkpoint_id != ?", (first,))
+        db.execute("DELETE FROM writes WHERE thread_id = 'cut-0x1'")
+    left = session_state("cut-0x1")
+    assert "settings" not in left and left["_status"] == "interrupted at __start__"
+    resume("cut-0x1")
+    got = session_state("cut-0x1")
+    assert got["_status"] == "done" and got.get("kind", "question") == ("multi" if multi else "question")
+    assert comparable(got, "cut-0x1") == comparable(session_state("reference-0x2"), "reference-0x2")
