@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from saturate.sources.local import LocalCorpus
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
@@ -43,8 +45,6 @@ def musique_tasks() -> list[dict]:
 
 @pytest.fixture(scope="session")
 def musique_source(musique_corpus, tmp_path_factory):
-    from saturate.sources import LocalCorpus
-
     return LocalCorpus.open(musique_corpus, tmp_path_factory.mktemp("musique-index"))
 
 
@@ -66,3 +66,63 @@ def strip_timings(state: dict) -> dict:
         return x
 
     return clean({k: v for k, v in state.items() if not k.startswith("_")})
+
+
+class InterruptingSource:
+    """A real corpus; raises KeyboardInterrupt (escapes every node, as a Ctrl-C would) on the ``at_call``-th
+    search: the session stays resumable."""
+
+    def __init__(self, inner, at_call: int = 2):
+        self.inner, self.at_call, self.calls = inner, at_call, 0
+        self.name = inner.name
+
+    def search(self, query, k):
+        self.calls += 1
+        if self.calls == self.at_call:
+            raise KeyboardInterrupt("simulated Ctrl-C")
+        return self.inner.search(query, k)
+
+    def fetch(self, result):
+        return self.inner.fetch(result)
+
+
+def bridge_sources() -> dict:
+    """Two independent corpora that agree on the opening and the engineer and disagree on the year (1930)."""
+    gov = LocalCorpus.from_records(
+        [
+            {
+                "id": "1",
+                "title": "Sydney Harbour Bridge",
+                "url": "https://www.nsw.gov.au/bridge",
+                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of construction work. "
+                "John Bradfield (born 1867) was the chief engineer of the Sydney Harbour Bridge. "
+                "Dorman Long built the arch.",
+            },
+            {
+                "id": "2",
+                "title": "John Bradfield",
+                "url": "https://www.nsw.gov.au/bradfield",
+                "text": "John Bradfield was an Australian civil engineer who designed the Sydney Harbour Bridge.",
+            },
+        ],
+        "gov",
+    )
+    press = LocalCorpus.from_records(
+        [
+            {
+                "id": "a",
+                "title": "Harbour Bridge at 90",
+                "url": "https://www.smh.com.au/bridge90",
+                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long. "
+                "John Bradfield oversaw the Sydney Harbour Bridge project for the state.",
+            },
+            {
+                "id": "b",
+                "title": "Bridge myths",
+                "url": "https://www.myths.com/bridge",
+                "text": "The Sydney Harbour Bridge opened in 1930 after eight years of construction work, some say.",
+            },
+        ],
+        "press",
+    )
+    return {"gov": gov, "press": press}

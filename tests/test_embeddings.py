@@ -38,7 +38,7 @@ from saturate.sources import LocalCorpus
 from saturate.state.errors import BadInput
 from saturate.state.settings import load_settings
 
-from conftest import ROOT
+from conftest import ROOT, InterruptingSource
 
 NILE = "The Nile is the longest river in Africa"
 PARAPHRASE = "Africa's longest river is the Nile"
@@ -403,22 +403,6 @@ def test_api_passes_embeddings_to_the_context(home, corpus, contexts):
     # from settings: built, cached in the data directory
     api.research("Which is the longest river in Africa?", corpus=str(corpus), thread_id="s", **EMBED)
     assert type(contexts[-1].embeddings).__name__ == "CacheBackedEmbeddings" and (home / DB_FILE).is_file()
-
-
-class InterruptingSource:
-    """A real corpus; raises KeyboardInterrupt (escapes every node) on the second search, as a Ctrl-C would."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.calls = inner, inner.name, 0
-
-    def search(self, query, k):
-        self.calls += 1
-        if self.calls == 2:
-            raise KeyboardInterrupt("simulated Ctrl-C")
-        return self.inner.search(query, k)
-
-    def fetch(self, result):
-        return self.inner.fetch(result)
 
 
 def test_resume_builds_or_takes_embeddings(home, corpus, contexts):

@@ -13,26 +13,11 @@ import pytest
 
 from saturate.graph import research, session_state
 from saturate.graph.cli import main
-from saturate.graph.cli.logs import PENDING_SENDS_LOGGER, inspecting
 from saturate.graph.views.progress import query_counts
 
+from conftest import InterruptingSource
+
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
-
-
-class CutAt:
-    """The real corpus, but KeyboardInterrupt (as Ctrl-C) on the n-th search: the session stays resumable."""
-
-    def __init__(self, inner, n: int):
-        self.inner, self.name, self.n, self.calls = inner, inner.name, n, 0
-
-    def search(self, query, k):
-        self.calls += 1
-        if self.calls == self.n:
-            raise KeyboardInterrupt("simulated Ctrl-C")
-        return self.inner.search(query, k)
-
-    def fetch(self, result):
-        return self.inner.fetch(result)
 
 
 @pytest.fixture
@@ -48,7 +33,7 @@ def far_timezone(monkeypatch):
 def test_runs_table_shows_local_time_to_the_second_and_interrupted_sessions(home, musique_source, far_timezone, capsys):
     research(BUBYE, thread_id="done1", source=musique_source, seed=1, max_rounds=3)
     with pytest.raises(KeyboardInterrupt):
-        research(BUBYE, thread_id="cut1", source=CutAt(musique_source, 2), seed=1, max_rounds=3)
+        research(BUBYE, thread_id="cut1", source=InterruptingSource(musique_source, 2), seed=1, max_rounds=3)
 
     assert main(["runs", "--json"]) == 0
     rows = {r["thread"]: r for r in json.loads(capsys.readouterr().out)}
@@ -115,22 +100,18 @@ def test_multi_progress_lines_agree_with_themselves(multi_thread, capsys):
 
 
 def test_reading_a_multi_source_session_prints_no_langgraph_warnings(multi_thread, capsys, caplog):
-    import langgraph.pregel._algo as algo
-
     from saturate.graph.build import build_graph
     from saturate.graph.paths import home_dir
-    from saturate.graph.session import config, open_checkpointer
+    from saturate.graph.session import config, graph_for, kind_of, open_checkpointer
 
-    assert algo.logger.name == PENDING_SENDS_LOGGER  # the logger the filter sits on is the one LangGraph writes to
-    # the cause: the single-loop graph reading a multi-source thread logs a warning per pending Send to `follow`
+    # the cause: the single-loop graph reading a multi-source thread logs a warning per pending Send to `follow`;
+    # every command reads a thread with the graph of its kind (session.graph_for), so none of them prints it
     with caplog.at_level(logging.WARNING), open_checkpointer(home_dir(None), readonly=True) as saver:
         history = list(build_graph(checkpointer=saver).get_state_history(config("m1")))
         assert history and any("in pending sends" in r.getMessage() for r in caplog.records)
         caplog.clear()
-        with inspecting():
-            list(build_graph(checkpointer=saver).get_state_history(config("m1")))
+        assert list(graph_for(kind_of(saver, "m1"), saver).get_state_history(config("m1")))
         assert not caplog.records
-    assert not logging.getLogger(PENDING_SENDS_LOGGER).filters  # removed again after the block
 
     capsys.readouterr()
     with caplog.at_level(logging.WARNING):

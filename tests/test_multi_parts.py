@@ -16,11 +16,12 @@ from saturate.nodes.multi.merge import canonical_url, merge_hits
 from saturate.nodes.multi.profiles import key_actors
 from saturate.nodes.multi.triangulate import triangulate_entries
 from saturate.sources import resolve_specs
-from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
 from saturate.state.multi_state import initial_multi_state
 from saturate.state.settings import SettingsError, load_settings
 from saturate.state.source_spec import SourceSpec, resolve
+
+from conftest import bridge_sources
 
 # ------------------------------------------------------------------ settings: the configured sources
 
@@ -304,46 +305,9 @@ def test_same_domain_is_not_independent():
 def test_tags_and_key_actors_in_the_result(home):
     from saturate.graph.api import research_multi
 
-    gov = LocalCorpus.from_records(
-        [
-            {
-                "id": "1",
-                "title": "Sydney Harbour Bridge",
-                "url": "https://www.nsw.gov.au/bridge",
-                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of construction work. "
-                "John Bradfield (born 1867) was the chief engineer of the Sydney Harbour Bridge. "
-                "Dorman Long built the arch.",
-            },
-            {
-                "id": "2",
-                "title": "John Bradfield",
-                "url": "https://www.nsw.gov.au/bradfield",
-                "text": "John Bradfield was an Australian civil engineer who designed the Sydney Harbour Bridge.",
-            },
-        ],
-        "gov",
-    )
-    press = LocalCorpus.from_records(
-        [
-            {
-                "id": "a",
-                "title": "Harbour Bridge at 90",
-                "url": "https://www.smh.com.au/bridge90",
-                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long. "
-                "John Bradfield oversaw the Sydney Harbour Bridge project for the state.",
-            },
-            {
-                "id": "b",
-                "title": "Bridge myths",
-                "url": "https://www.myths.com/bridge",
-                "text": "The Sydney Harbour Bridge opened in 1930 after eight years of construction work, some say.",
-            },
-        ],
-        "press",
-    )
     result = research_multi(
         "When did the Sydney Harbour Bridge open and who was its engineer?",
-        sources={"gov": gov, "press": press},
+        sources=bridge_sources(),
         thread_id="tri",
     )
     tags = {s.url: s.tag for s in result.sources}

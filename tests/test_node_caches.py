@@ -25,6 +25,8 @@ from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty
 from saturate.state.settings import Settings, load_settings
 from saturate.state.settings_of import settings_of
 
+from conftest import InterruptingSource
+
 TASK = (
     "When did the provisional government ruling during the reign of terror the country premiering Prison Break start?"
 )
@@ -165,23 +167,6 @@ def test_index_cache_is_bounded(rounds):
 
 
 # ------------------------------------------------------------------ whole sessions: resume and fork
-
-
-class InterruptingSource:
-    """A real corpus; raises KeyboardInterrupt (escapes every node) on the n-th search."""
-
-    def __init__(self, inner, at_call: int):
-        self.inner, self.at_call, self.calls = inner, at_call, 0
-        self.name = inner.name
-
-    def search(self, query, k):
-        self.calls += 1
-        if self.calls == self.at_call:
-            raise KeyboardInterrupt("simulated Ctrl-C")
-        return self.inner.search(query, k)
-
-    def fetch(self, result):
-        return self.inner.fetch(result)
 
 
 def novelty_steps(thread: str) -> list[tuple[dict, dict]]:

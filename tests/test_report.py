@@ -23,7 +23,8 @@ from saturate.graph.views.report import (
     write_html,
 )
 from saturate.graph.views.report_parts import LABEL_ASCENT, LABEL_DESCENT, label_baseline
-from saturate.sources.local import LocalCorpus
+
+from conftest import bridge_sources
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 
@@ -207,53 +208,11 @@ def test_value_labels_are_lifted_over_reference_lines():
     assert png_label_y(0.6, 1.0) > 1.0 and png_label_y(5.0, 1.0) == 5.2 and png_label_y(0.6, None) == 0.8
 
 
-def multi_sources() -> dict:
-    """Two independent corpora that agree on the opening and the engineer and disagree on the year (1930)."""
-    gov = LocalCorpus.from_records(
-        [
-            {
-                "id": "1",
-                "title": "Sydney Harbour Bridge",
-                "url": "https://www.nsw.gov.au/bridge",
-                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of construction work. "
-                "John Bradfield (born 1867) was the chief engineer of the Sydney Harbour Bridge. "
-                "Dorman Long built the arch.",
-            },
-            {
-                "id": "2",
-                "title": "John Bradfield",
-                "url": "https://www.nsw.gov.au/bradfield",
-                "text": "John Bradfield was an Australian civil engineer who designed the Sydney Harbour Bridge.",
-            },
-        ],
-        "gov",
-    )
-    press = LocalCorpus.from_records(
-        [
-            {
-                "id": "a",
-                "title": "Harbour Bridge at 90",
-                "url": "https://www.smh.com.au/bridge90",
-                "text": "The Sydney Harbour Bridge opened in 1932 after eight years of building work by Dorman Long. "
-                "John Bradfield oversaw the Sydney Harbour Bridge project for the state.",
-            },
-            {
-                "id": "b",
-                "title": "Bridge myths",
-                "url": "https://www.myths.com/bridge",
-                "text": "The Sydney Harbour Bridge opened in 1930 after eight years of construction work, some say.",
-            },
-        ],
-        "press",
-    )
-    return {"gov": gov, "press": press}
-
-
 BRIDGE = "When did the Sydney Harbour Bridge open and who was its engineer?"
 
 
 def test_multi_source_report(home, tmp_path, caplog):
-    result = research_multi(BRIDGE, sources=multi_sources(), thread_id="Tri-Multi")
+    result = research_multi(BRIDGE, sources=bridge_sources(), thread_id="Tri-Multi")
     state = session_state("Tri-Multi")
     with caplog.at_level(logging.WARNING):
         view = load_session("Tri-Multi")
@@ -306,7 +265,7 @@ def test_multi_source_report_of_an_unfinished_session(home, tmp_path):
         def fetch(self, result):
             return self.inner.fetch(result)
 
-    sources = multi_sources()
+    sources = bridge_sources()
     with pytest.raises(KeyboardInterrupt):
         research_multi(BRIDGE, sources={"gov": sources["gov"], "press": Crash(sources["press"])}, thread_id="half-m")
     page = render_html(load_session("half-m"))
@@ -314,7 +273,7 @@ def test_multi_source_report_of_an_unfinished_session(home, tmp_path):
 
 
 def test_show_html_of_a_multi_source_session_cli(home, tmp_path, capsys):
-    research_multi(BRIDGE, sources=multi_sources(), thread_id="m-cli")
+    research_multi(BRIDGE, sources=bridge_sources(), thread_id="m-cli")
     state = session_state("m-cli")
     assert main(["show", "m-cli", "--html", str(tmp_path / "m.html")]) == 0
     cap = capsys.readouterr()

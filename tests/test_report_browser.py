@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_report import multi_sources
 
 from saturate.graph import research, research_multi, session_state
 from saturate.graph.views.report import _chart_svg, write_html
 from saturate.graph.views.report_parts import page as html_page
+
+from conftest import bridge_sources
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell")
@@ -310,7 +311,7 @@ def test_report_renders_offline_with_every_round(home, wiki_source, tmp_path, br
 def test_multi_source_report_renders_offline(home, tmp_path, browser):
     thread = "Bridge-Multi"
     result = research_multi(
-        "When did the Sydney Harbour Bridge open and who was its engineer?", sources=multi_sources(), thread_id=thread
+        "When did the Sydney Harbour Bridge open and who was its engineer?", sources=bridge_sources(), thread_id=thread
     )
     state = session_state(thread)
     assert result.tags["contradicted"] >= 1 and result.key_actors  # the page has tags and actors to show

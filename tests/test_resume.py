@@ -13,29 +13,12 @@ import pytest
 from saturate.graph import research, resume, session_state
 from saturate.graph.api import InputError
 
-from conftest import ROOT, strip_timings
+from conftest import ROOT, InterruptingSource, strip_timings
 
 TASK = (
     "When did the provisional government ruling during the reign of terror the country premiering Prison Break start?"
 )
 KW = dict(seed=11, max_rounds=5, min_rounds=3, novelty_epsilon=0.5)
-
-
-class InterruptingSource:
-    """A real corpus; raises KeyboardInterrupt (escapes every node) on the n-th search."""
-
-    def __init__(self, inner, at_call: int):
-        self.inner, self.at_call, self.calls = inner, at_call, 0
-        self.name = inner.name
-
-    def search(self, query, k):
-        self.calls += 1
-        if self.calls == self.at_call:
-            raise KeyboardInterrupt("simulated Ctrl-C")
-        return self.inner.search(query, k)
-
-    def fetch(self, result):
-        return self.inner.fetch(result)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from saturate.graph.cli.logs import inspecting
 from saturate.graph.cli.multi import run_research as run_multi_research
 from saturate.graph.cli.multi import wants_multi
 from saturate.graph.cli.output import exit_code, print_json, print_result, say
@@ -88,7 +87,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-@inspecting()  # fork reads the thread's history first (a multi-source one is refused in one line)
 def cmd_fork(args: argparse.Namespace) -> int:
     """``saturate fork THREAD --round N``: a new session from round N with the --<setting> flags given."""
     # heavy: LangGraph and LangChain, imported when a session runs

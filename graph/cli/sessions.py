@@ -8,14 +8,12 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 
-from saturate.graph.cli.logs import inspecting
 from saturate.graph.cli.multi import show as show_multi
 from saturate.graph.cli.output import print_json, round_block, say
 from saturate.state.settings import Settings
 from saturate.state.text import printable
 
 
-@inspecting()  # reading any session prints no library warnings
 def cmd_show(args: argparse.Namespace) -> int:
     extra = show_extras(args)  # --html / --chart / --checkpoints
     if extra is not None:
@@ -72,7 +70,6 @@ def show_extras(args: argparse.Namespace) -> int | None:
     return 0
 
 
-@inspecting()
 def cmd_runs(args: argparse.Namespace) -> int:
     # heavy: LangGraph (the checkpointer), imported when the command runs
     from saturate.graph.api import list_sessions
@@ -116,7 +113,6 @@ def local_time(stamp: str | None) -> str:
     return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-@inspecting()
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     return print_checkpoints(args.thread, args.home, args.json)
 

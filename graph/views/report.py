@@ -40,16 +40,14 @@ from saturate.graph.views.report_parts import (
     cite_links,
     cited_numbers,
     fmt_time,
-    norm,
     page,
-    settings_table,
+    settings_section,
     thread_span,
     ts,
 )
 from saturate.graph.views.report_parts import e as _e
 from saturate.graph.views.report_parts import link as _link
 from saturate.state.records import ACCEPTED
-from saturate.state.settings import load_settings
 
 DECISION_COLOR = {"accept": "#16a34a", "epsilon_pass": "#d97706", "stop": "#dc2626", "cap": "#0e7490"}
 DECISION_TEXT = {"accept": "accept", "epsilon_pass": "ε pass", "stop": "stop", "cap": "cap"}
@@ -645,27 +643,8 @@ def render_html(view: dict) -> str:
         add(f'<div class="panel knowledge">{_e(view["knowledge"])}</div>')
 
     # settings: the loop's knobs and whatever differs from the default up front, the rest folded
-    add('<h2 id="settings">Settings</h2>')
-    defaults = norm(load_settings({}, env={}).model_dump())
-    changed_by_fork = set((origin or {}).get("changes") or {})
-    values = norm(settings)
-    changed = {k for k, v in values.items() if v != defaults.get(k)} | changed_by_fork
-
-    def table(keys) -> str:
-        return settings_table(keys, values, defaults, changed, changed_by_fork)
-
-    shown = [k for k in values if k in KEY_SETTINGS or k in changed]
-    add(f'<div class="panel">{table(shown)}</div>')
-    add(
-        '<p class="sub">Highlighted: differs from the default'
-        f"{' or changed by the fork' if changed_by_fork else ''}.</p>"
-    )
-    rest = [k for k in values if k not in shown]
-    if rest:
-        add(
-            f"<details><summary>the other {len(rest)} settings (all at their defaults)</summary>"
-            f'<div class="panel">{table(rest)}</div></details>'
-        )
+    for part in settings_section(settings, KEY_SETTINGS, set((origin or {}).get("changes") or {})):
+        add(part)
 
     # checkpoints
     add('<h2 id="checkpoints">Checkpoints</h2>')

@@ -31,14 +31,12 @@ from saturate.graph.views.report_parts import (
     e,
     fmt_time,
     link,
-    norm,
     page,
-    settings_table,
+    settings_section,
     task_query,
     thread_span,
     ts,
 )
-from saturate.state.settings import load_settings
 
 ACTION_COLOR = {"continue": "#16a34a", "stop": "#dc2626"}
 LEAD_COLOR = "#6366f1"
@@ -460,19 +458,8 @@ def render_multi_html(view: dict) -> str:
         add('<p class="meta">None recorded.</p>')
 
     # settings
-    add('<h2 id="settings">Settings</h2>')
-    defaults = norm(load_settings({}, env={}).model_dump())
-    values = norm(settings)
-    changed = {k for k, v in values.items() if v != defaults.get(k)}
-    shown = [k for k in values if k in MULTI_SETTINGS or k in changed]
-    add(f'<div class="panel">{settings_table(shown, values, defaults, changed)}</div>')
-    add('<p class="sub">Highlighted: differs from the default.</p>')
-    rest_keys = [k for k in values if k not in shown]
-    if rest_keys:
-        add(
-            f"<details><summary>the other {len(rest_keys)} settings (all at their defaults)</summary>"
-            f'<div class="panel">{settings_table(rest_keys, values, defaults, changed)}</div></details>'
-        )
+    for part in settings_section(settings, MULTI_SETTINGS):
+        add(part)
 
     # checkpoints
     add('<h2 id="checkpoints">Checkpoints</h2>')

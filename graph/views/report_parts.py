@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from saturate.state.settings import load_settings
+
 CHART_WIDTH = 1000  # SVG user units; the chart is scaled to its panel's width
 CHART_FONT = "system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif"
 LABEL_ASCENT, LABEL_DESCENT, LINE_CLEARANCE = 10.0, 3.0, 3.0  # a 12-unit label's box around its baseline
@@ -180,6 +182,32 @@ def settings_table(keys, values: dict, defaults: dict, changed: set, marked: set
         + "".join(rows)
         + "</tbody></table>"
     )
+
+
+def settings_section(settings: dict, key_settings, changed_by_fork: set = frozenset()) -> list[str]:
+    """The reports' Settings section: the mode's knobs and whatever differs from the default (or was changed
+    by a fork, marked) up front, the rest folded."""
+    defaults = norm(load_settings({}, env={}).model_dump())
+    values = norm(settings)
+    changed = {k for k, v in values.items() if v != defaults.get(k)} | set(changed_by_fork)
+
+    def table(keys) -> str:
+        return settings_table(keys, values, defaults, changed, changed_by_fork)
+
+    shown = [k for k in values if k in key_settings or k in changed]
+    out = [
+        '<h2 id="settings">Settings</h2>',
+        f'<div class="panel">{table(shown)}</div>',
+        '<p class="sub">Highlighted: differs from the default'
+        f"{' or changed by the fork' if changed_by_fork else ''}.</p>",
+    ]
+    rest = [k for k in values if k not in shown]
+    if rest:
+        out.append(
+            f"<details><summary>the other {len(rest)} settings (all at their defaults)</summary>"
+            f'<div class="panel">{table(rest)}</div></details>'
+        )
+    return out
 
 
 def page(title: str, parts: list[str]) -> str:
