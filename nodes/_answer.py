@@ -157,8 +157,11 @@ def model_answer(task: str, block: str, valid: set[int], model, usage: ModelUsag
     return answer
 
 
-def answer_task(task: str, results: list[dict], pages: dict[str, str], model, usage: ModelUsage) -> Answered:
-    """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> enriched full text)."""
+def answer_task(
+    task: str, results: list[dict], pages: dict[str, str], model, usage: ModelUsage, verdict: bool | None = None
+) -> Answered:
+    """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
+    a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages."""
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
     refs = source_refs(task, results, [])
@@ -172,7 +175,7 @@ def answer_task(task: str, results: list[dict], pages: dict[str, str], model, us
         except Exception as exc:  # recorded; the extractive answer is used
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
     if not answer:
-        answer, _ = extractive_answer(task, results, pages)
+        answer, _ = extractive_answer(task, results, pages, verdict)
     # an answer points only at retrieved sources: a link from untrusted text (or a model obeying it) goes
     answer, removed = scrub_urls(answer, {r["url"] for r in results})
     if removed:

@@ -70,14 +70,12 @@ from saturate.nodes._entities import extract_entities
 from saturate.nodes._question import (
     DATE,
     DEFINING,
-    DIFFERENT,
     EARLIER,
     FILLER,
     LATER,
     MONTHS,
     NUMBER,
     RANKED,
-    SAME,
     YEAR,
     name_in,
     question_names,
@@ -151,7 +149,8 @@ def _is_candidate(kind: str, ent_kind: str, name: str) -> bool:
 class _Extractive:
     """The extractive answer of one task over its accepted results (see the module docstring)."""
 
-    def __init__(self, task: str, results: list[dict], pages: dict[str, str]):
+    def __init__(self, task: str, results: list[dict], pages: dict[str, str], verdict: bool | None = None):
+        self.verdict = verdict  # a yes/no comparison's answer (``_slots.yes_no``), None otherwise
         self.task = task
         self.task_low = task.lower()
         self.q = question_of(task)
@@ -452,32 +451,12 @@ class _Extractive:
                 elif LATER.search(self.task):
                     lead = f"{self.q.options[years.index(max(years))]}."
         elif self.q.form == "yesno":
-            verdict = self.yes_no(per, predicate)
-            if verdict is None:
+            if self.verdict is None:
                 return None
-            lead = "Yes." if verdict else "No."
+            lead = "Yes." if self.verdict else "No."
         chosen = _dedupe(chosen)
         names = [next(o for o, p in zip(self.q.options, per) if s in p) for s in chosen]
         return self.pack(chosen, lead, names)
-
-    def yes_no(self, per: list[list[_Sentence]], predicate: frozenset[str]) -> bool | None:
-        """ "same"/"different": whether the alternatives share a year (when the task asks about years) or a
-        capitalised word of their first sentences; otherwise whether every alternative's sentences (with
-        their titles) contain all the predicate's words."""
-        if SAME.search(self.task) or DIFFERENT.search(self.task):
-            firsts = [min(p, key=lambda x: (x.doc, x.order)) for p in per]
-            if "year" in self.task_low:
-                years = [_first_year(f.text) for f in firsts]
-                if not all(years):
-                    return None
-                same = years[0] == years[1]
-            else:
-                values = [_values(f.text) - _values(self.task) for f in firsts]
-                same = bool(values[0] & values[1])
-            return same if SAME.search(self.task) else not same
-        if not predicate:
-            return None
-        return all(predicate <= {t for s in p for t in s.stems | self.docs[s.doc].title_stems} for p in per)
 
 
 # a superlative: a word ending in -est (not one of the common words that merely end so)
@@ -606,6 +585,9 @@ def _join_clauses(parts: list[str], kept: list[int]) -> str:
     return out
 
 
-def extractive_answer(task: str, results: list[dict], pages: dict[str, str]) -> tuple[str, list[int]]:
-    """The extractive answer (module docstring) and the numbers it cites."""
-    return _Extractive(task, results, pages).answer()
+def extractive_answer(
+    task: str, results: list[dict], pages: dict[str, str], verdict: bool | None = None
+) -> tuple[str, list[int]]:
+    """The extractive answer (module docstring) and the numbers it cites; ``verdict``: the answer to a yes/no
+    comparison, decided from the alternatives' own pages (``_slots.yes_no``), which leads the answer."""
+    return _Extractive(task, results, pages, verdict).answer()

@@ -201,21 +201,31 @@ class ModelUsage:
     def __init__(self, node: str):
         self.node, self.calls, self.tokens_in, self.tokens_out = node, 0, 0, 0
         self.notes: list[str] = []  # what was done to the replies (cuts), for the node's fallbacks
+        self.by_node: dict[str, int] = {}  # calls per purpose (a node may merge another's usage: merge)
 
     def call(self, model: Any, prompt: Prompt, *, then: str = "", **fields: Any) -> Reply:
         """One call of ``prompt`` with ``fields``; ``then`` is appended to the user text (a retry's reminder)."""
         system, user = prompt.render(**fields)
         self.calls += 1
+        self.by_node[self.node] = self.by_node.get(self.node, 0) + 1
         reply = call_model(model, system, f"{user}\n{then}" if then else user, **prompt.options)
         self.tokens_in += reply.tokens_in
         self.tokens_out += reply.tokens_out
         self.notes += [f"{self.node}: {note}" for note in reply.notes]
         return reply
 
+    def merge(self, other: ModelUsage) -> None:
+        """Count another usage's calls and tokens in this one (its notes are the caller's to keep)."""
+        self.calls += other.calls
+        self.tokens_in += other.tokens_in
+        self.tokens_out += other.tokens_out
+        for node, n in other.by_node.items():
+            self.by_node[node] = self.by_node.get(node, 0) + n
+
     def record(self) -> dict:
         """Fields for the round record (summed across nodes by the records reducer)."""
         return {
             "model_calls": self.calls,
-            "model_calls_by_node": {self.node: self.calls} if self.calls else {},
+            "model_calls_by_node": {k: v for k, v in self.by_node.items() if v} if self.calls else {},
             "model_tokens": {"in": self.tokens_in, "out": self.tokens_out} if self.calls else {},
         }

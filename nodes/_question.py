@@ -208,7 +208,7 @@ def _focus(after: list[str]) -> str | None:
     stopword, an adverb (-ly) or a past participle (-ed): "the usual average snowfall in" → snowfall."""
     run: list[str] = []
     for w in after:
-        content = w not in STOPWORDS and len(w) > 1 and not w.endswith(("ly", "ed"))
+        content = w not in STOPWORDS and len(w) > 1 and not (w.endswith(("ly", "ed")) and not w.endswith("eed"))
         if run and not content:
             break
         if content:

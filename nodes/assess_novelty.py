@@ -44,8 +44,10 @@ import time
 from langgraph.runtime import Runtime
 
 from saturate.nodes._accepted import accepted_index
+from saturate.nodes._chain_model import model_fill
 from saturate.nodes._model import ModelUsage, Prompt, error_text, first_int
 from saturate.nodes._search import cosine, result_passage
+from saturate.nodes._slots import Reading, complete, fill_chains, result_texts
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings_of import settings_of
@@ -193,6 +195,24 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     # the other judges' scores, recorded for comparison (the harness measures how often they agree)
     detail = {**detail, "alt": {m: v[0] for m, v in judged.items() if m != method}}
     fallbacks += usage.notes  # a model reply cut before parsing, noted
+    chains = state.get("chains") or []
+    if chains:  # what the round fills of the question's slots (accepted results and this round's, read whole)
+        t1 = time.perf_counter()
+        pool = list(accepted.values()) + [r for r in results if r["url"] not in accepted]
+        source = runtime.context.source if runtime.context else None
+        reading = Reading(pool, result_texts(source, pool))
+        filled = fill_chains(state["task"], chains, reading)
+        if model is not None and not complete(filled):
+            fill_usage = ModelUsage("fill")
+            try:
+                filled = model_fill(model, state["task"], filled, reading, fill_usage, fallbacks)
+            except Exception as exc:  # recorded; the heuristic values stand
+                errors.append(f"fill model: {error_text(exc)}")
+                fallbacks.append("model error: the slots keep the heuristic values")
+            fallbacks += fill_usage.notes
+            usage.merge(fill_usage)
+        cur["chains"] = filled
+        cur.setdefault("durations_ms", {})["slots"] = round((time.perf_counter() - t1) * 1000, 3)
     rec = usage.record()
     cur.update(
         novelty=score,

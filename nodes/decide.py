@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from saturate.nodes._answer import answer_task
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
+from saturate.nodes._slots import Reading, describe, fill_chains, result_texts, short_answer, yes_no
 from saturate.nodes._stance import heuristic_stance, model_stance
 from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
 from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, decide_from_history, write_proof
@@ -165,14 +166,25 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     missing = [u for u, t in texts.items() if not t]
     if missing:  # the page store lost them (moved aside after damage): their snippets stand in
         store_notes.append(f"{len(missing)} stored page(s) not in the page store: their snippets were used")
+    # a local corpus's documents are read whole (a lookup, no fetch); enriched pages win where both exist
+    texts = {**result_texts(runtime.context.source, accepted), **{u: t for u, t in texts.items() if t}}
+    chains, verdict, short = [], None, ""
+    if state.get("chains"):  # the question's slots, filled once more from the whole texts
+        reading = Reading(accepted, texts)
+        chains = fill_chains(task, state["chains"], reading)
+        verdict = next((v for c in chains if (v := yes_no(task, c, reading)) is not None), None)
+        short = short_answer(task, chains, reading)
     usage = ModelUsage("decide")
-    answered = answer_task(task, accepted, texts, runtime.context.chat_model, usage)
+    answered = answer_task(task, accepted, texts, runtime.context.chat_model, usage, verdict)
+    if not answered.answered:
+        short = ""
     last = records[-1] if records else {}
     errors = [e for r in records for e in r.get("errors", [])]
     result = AgentResult(
         outcome="answer" if accepted else "no_results",
         task=task,
         answer=answered.answer,
+        short_answer=short,
         sources=answered.sources,
         stop_reason=last.get("reason", ""),  # the gate's words: why it stopped (no "stop: stop:")
         rounds=len(records),
@@ -182,6 +194,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "answer": answered.method,
             "answered": answered.answered,
             "cited": [s.n for s in answered.sources if s.cited],
+            "slots": describe(chains),
             "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
             "model_tokens": {
                 k: sum((r.get("model_tokens") or {}).get(k, 0) for r in records)

@@ -1,7 +1,11 @@
 """gate: accept the round, let it pass (epsilon), or stop.
 
 Semantics (saturate mode):
-- the round is ``max_rounds`` (or later): ``cap``, accepted and the last round;
+- the round is ``max_rounds`` x the number of sub-questions (chains; at most 50) or later: ``cap``, accepted
+  and the last round;
+- every slot of the question's chains holds a value that is stable (the same as after the round before) and
+  supported by its own page among the results (``_slots.complete``): ``stop``, and the reason names the slots
+  and their values — the evidence is complete;
 - fewer than ``min_rounds`` rounds have run, counting this one: ``accept``;
 - the novelty score reaches ``novelty_threshold``: ``accept``;
 - otherwise one draw u from the session's seeded generator: u < ``novelty_epsilon``
@@ -22,14 +26,16 @@ import time
 
 from langgraph.runtime import Runtime
 
+from saturate.nodes._slots import complete, describe
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
-from saturate.state.records import RoundRecord
+from saturate.state.records import ACCEPTED, RoundRecord
 from saturate.state.rng import draw
 from saturate.state.settings import Settings
 from saturate.state.settings_of import settings_of
 
 KNOWN = "the new results were mostly what was already known"  # a sub-threshold round, in a newcomer's words
+ANSWERED = "every part of the question has an answer in the sources"  # the chains are complete
 
 
 def number(x: float, near: float | None = None) -> str:
@@ -41,8 +47,16 @@ def number(x: float, near: float | None = None) -> str:
     return text
 
 
-def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[str, str, float | None, dict]:
+def decide_gate(
+    rnd: int, score: float, settings: Settings, rng: dict, filled: str | None = None, chains: int = 1
+) -> tuple[str, str, float | None, dict]:
     """(decision, reason, epsilon draw or None, next rng state). Pure.
+
+    ``filled``: when every slot of the question's chains holds a value that is stable and supported by its own
+    page (``_slots.complete``), the words saying so ("[1.1] country = Zimbabwe; [1.2] waterfall = Victoria
+    Falls"): the loop stops, whatever the novelty (stability needs two rounds, so never before round 2);
+    ``min_rounds``, the threshold and epsilon govern the novelty fallback. ``chains``: the number of
+    sub-questions; the round cap is ``max_rounds`` for each (at most 50).
 
     The reason says why in words first, then the numbers it was decided on; the session's ``stop_reason`` is the
     last round's reason (``stopped after 3 round(s): the new results were mostly what was already known (novelty
@@ -53,9 +67,18 @@ def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[
         if rnd >= settings.fixed_rounds:
             return "cap", f"fixed mode: all {settings.fixed_rounds} rounds done (fixed_rounds)", None, rng
         return "accept", f"fixed mode: round {rnd} of {settings.fixed_rounds} (fixed_rounds)", None, rng
-    if rnd >= settings.max_rounds:
+    cap = min(50, settings.max_rounds * max(1, chains))
+    if rnd >= cap:
         vs = f"{'≥' if score >= t else '<'} threshold {t:g}"
-        return "cap", f"the round limit was reached (max_rounds {settings.max_rounds}; novelty {nov} {vs})", None, rng
+        per = f" x {chains} sub-questions" if chains > 1 else ""
+        return (
+            "cap",
+            f"the round limit was reached (max_rounds {settings.max_rounds}{per}; novelty {nov} {vs})",
+            None,
+            rng,
+        )
+    if filled:
+        return "stop", f"{ANSWERED}: {filled} (the same two rounds running, the answer's own page retrieved)", None, rng
     if rnd < settings.min_rounds:
         return "accept", f"too early to stop (round {rnd} < min_rounds {settings.min_rounds}; novelty {nov})", None, rng
     if score >= t:
@@ -74,13 +97,27 @@ def decide_gate(rnd: int, score: float, settings: Settings, rng: dict) -> tuple[
     return "stop", f"{KNOWN} (novelty {nov} < threshold {t:g}{chance})", u, rng
 
 
+def filled_words(chains: list[dict]) -> str:
+    """The slots and their values, as the stop reason says them: "[1.1] country = Zimbabwe; [1.2] …"."""
+    return "; ".join(
+        f"[{i + 1}.{s['n']}] {s.get('focus') or s.get('kind')} = {s['value']}"
+        for i, c in enumerate(chains)
+        for s in c["slots"]
+    )
+
+
 def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
     settings = settings_of(state)
     cur = dict(state["current"])
     # rounds count from the start of the current attempt (a claim sent back for more search gets a fresh loop)
     rnd = cur["round"] - state.get("attempt_start", 0)
-    decision, reason, u, rng = decide_gate(rnd, cur.get("novelty") or 0.0, settings, state["rng"])
+    chains = cur.get("chains") or state.get("chains") or []
+    done = complete(chains)
+    filled = filled_words(chains) if done else None
+    decision, reason, u, rng = decide_gate(
+        rnd, cur.get("novelty") or 0.0, settings, state["rng"], filled, max(1, len(chains))
+    )
     update: dict = {}
     if decision == "stop" and settings.stop_round == "keep":
         # the stopping round's search is paid for: its results join the session's sources (no compress, so
@@ -90,6 +127,8 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         if kept:
             update["results"] = kept
             reason += f"; its {len(kept)} new result(s) kept (stop_round=keep)"
+    if cur.get("chains") and (decision in ACCEPTED or settings.stop_round == "keep"):
+        update["chains"] = cur["chains"]  # what this round's results filled stands with them
     cur.update(decision=decision, reason=reason, epsilon_draw=u)
     durations = {**cur.get("durations_ms", {}), "gate": round((time.perf_counter() - t0) * 1000, 3)}
     record = RoundRecord(
@@ -117,6 +156,8 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         durations_ms=durations,
         errors=cur.get("errors", []),
         fallbacks=cur.get("fallbacks", []),
+        slots=describe(cur["chains"]) if cur.get("chains") else [],
+        complete=done,
     ).model_dump()
     runtime.stream_writer(
         {"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode}

@@ -1,12 +1,19 @@
 """plan_query: the query of the next round.
 
-Rounds 1..len(planned_queries) use the initial plan: with a chat model, two
-complementary queries for the task (JSON, repaired or asked again once);
-without one, the task itself. Later rounds ask the model for one gap-filling
-query (temperature 0.3, at most 60 tokens, first line, quotes stripped) or,
-without a model or when its query is unusable, add to the task the most
-salient name found in accepted results that the task and earlier queries do
-not contain yet (pseudo-relevance feedback). No query is asked twice verbatim.
+Round 1 also sets what the question asks: its chains of slots (``_chain``),
+proposed by the chat model when there is one (``_chain_model.DECOMPOSE``, JSON
+validated, asked again once) and else — or when its replies are unusable — read
+from the question's syntax. Rounds 1..len(planned_queries) use the initial plan:
+with a chat model, two complementary queries for the task (JSON, repaired or
+asked again once); without one, the task itself. Later rounds ask for the first
+slot not filled yet — its resolved subject (the bridge found so far) and its
+relation words (``_slots.slot_query``) — or, once every slot holds a value, for
+the first value not yet confirmed. When there is nothing new to ask that way,
+the model writes one gap-filling query (temperature 0.3, at most 60 tokens,
+first line, quotes stripped) or, without a model or when its query is unusable,
+the task gets the most salient names found in accepted results that the task
+and earlier queries do not contain yet (pseudo-relevance feedback). No query is
+asked twice verbatim.
 """
 
 from __future__ import annotations
@@ -15,10 +22,13 @@ import time
 
 from langgraph.runtime import Runtime
 
+from saturate.nodes._chain import parse_chains
+from saturate.nodes._chain_model import model_chains
 from saturate.nodes._guard import require_input
 from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, error_text, first_line
 from saturate.nodes._plan import model_plan
 from saturate.nodes._salience import gap_query
+from saturate.nodes._slots import slot_query
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 
@@ -53,13 +63,27 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 fallbacks.append("model error: planned the task itself")
         planned = planned or [task]
         update["planned_queries"] = planned
+    chains = state.get("chains")
+    if chains is None or (not chains and rnd == 1 and state.get("kind", "question") == "question"):
+        chains = []
+        if state.get("kind", "question") == "question":  # what the question asks: its chains of slots
+            if model is not None:
+                try:
+                    chains = model_chains(model, task, usage, fallbacks)
+                    if not chains:
+                        fallbacks.append("decomposition unusable twice: the question's syntax was parsed instead")
+                except Exception as exc:  # model failure is data: recorded, the parser decomposes
+                    errors.append(f"decompose model: {error_text(exc)}")
+                    fallbacks.append("model error: the question's syntax was parsed instead")
+            chains = chains or parse_chains(task)
+        update["chains"] = chains
     earlier = list(state.get("queries") or [])
     seen = {q.strip().lower() for q in earlier}
     if rnd <= len(planned) and planned[rnd - 1].strip().lower() not in seen:
         query, planner = planned[rnd - 1], "planned" if planned != [task] else "task"
     else:
-        query, planner = "", ""
-        if model is not None:
+        query, planner = slot_query(chains, earlier) or ("", "")
+        if not query and model is not None:
             try:
                 reply = usage.call(
                     model, GAP_QUERY, task=task, knowledge=state.get("knowledge", ""), earlier="\n".join(earlier)

@@ -118,6 +118,11 @@ class CachedSource:
     def fetch(self, result: SearchResult) -> str:
         return self.inner.fetch(result)
 
+    def documents(self, ids: list[str]) -> dict[str, str]:
+        """The inner source's local document texts (``LocalCorpus.documents``); {} for a source without them."""
+        inner = getattr(self.inner, "documents", None)
+        return inner(ids) if inner is not None else {}
+
     def drain_notes(self) -> list[str]:
         """What happened to the cache and the inner source's files since the last call."""
         inner = getattr(self.inner, "drain_notes", None)

@@ -198,6 +198,20 @@ class LocalCorpus:
             raise KeyError(f"{self.name}: no document with id {result.id!r}")
         return f"{row[0]}\n\n{row[1]}"
 
+    def documents(self, ids: list[str]) -> dict[str, str]:
+        """The texts of the documents with these ids (one query; unknown ids are left out). A local corpus holds its
+        documents, so reading them whole costs a lookup, not a fetch: the slot filler and the answer read them."""
+        out: dict[str, str] = {}
+        ids = list(dict.fromkeys(ids))
+        with self._lock:
+            for i in range(0, len(ids), 500):  # SQLite's host-parameter limit
+                part = ids[i : i + 500]
+                rows = self._db.execute(
+                    f"SELECT id, text FROM docs WHERE id IN ({','.join('?' * len(part))})", part
+                ).fetchall()
+                out.update(dict(rows))
+        return out
+
     def _text(self, doc_id: str) -> str:
         with self._lock:
             return self._db.execute("SELECT text FROM docs WHERE id = ?", (doc_id,)).fetchone()[0]

@@ -35,6 +35,8 @@ class SearchSource(Protocol):
 
     # Optional: ``query_key(query) -> str``, what the source really searches for a query (a local index: its
     # match expression). Equal keys mean equal answers; the search node uses it to spare a useless retry.
+    # Optional: ``documents(ids) -> {id: text}``, the whole texts of results a source holds locally (a corpus
+    # index): read at the cost of a lookup by the slot filler and the answer, never fetched over the network.
 
 
 @runtime_checkable

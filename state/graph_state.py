@@ -68,6 +68,7 @@ class ResearchState(TypedDict, total=False):
     attempts: int  # claims: decide passes so far
     attempt_start: int  # the round after which the current attempt's rounds count (gate)
     result: dict | None  # AgentResult dict once decided
+    chains: list[dict]  # what the question asks: chains of slots with their current values (nodes/_chain, _slots)
 
 
 def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), kind: str = "question") -> ResearchState:
@@ -85,4 +86,5 @@ def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), ki
         "attempts": 0,
         "attempt_start": 0,
         "result": None,
+        "chains": [],
     }

@@ -61,6 +61,13 @@ class RoundRecord(BaseModel):
     durations_ms: dict[str, float] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
     fallbacks: list[str] = Field(default_factory=list)
+    slots: list[dict] = Field(
+        default_factory=list,
+        description="The question's slots after this round: slot, kind, subject, value, p, status, source.",
+    )
+    complete: bool = Field(
+        False, description="Every slot filled, stable and its answer supported by its own page (the gate stops)."
+    )
 
 
 class SourceRef(BaseModel):
@@ -89,6 +96,11 @@ class AgentResult(BaseModel):
     outcome: Literal["answer", "no_results", "True", "False", "Invalid"] = "answer"
     task: str
     answer: str = Field("", description="The answer citing sources as [n]; for a claim, the verdict and why.")
+    short_answer: str = Field(
+        "",
+        description="The answer itself in a few words (the question's last slot: a name, a date, yes/no); '' when "
+        "the sources do not give it.",
+    )
     proof: str = Field("", description="For a claim: a compact markdown proof citing only evidence hits.")
     sources: list[SourceRef] = Field(default_factory=list)
     stop_reason: str = ""

@@ -43,6 +43,10 @@ DESIGN_NAMES: dict[str, str] = {
 }
 
 
+# novelty_threshold when unset, per novelty method: each method scores on its own scale (`saturate bench tune`)
+NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 1.0, "model": 5.0, "embedding": 5.0}
+
+
 class Settings(BaseModel):
     # allow_inf_nan=False: inf and nan are no thresholds, margins or timeouts (every float setting is finite)
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
@@ -62,8 +66,14 @@ class Settings(BaseModel):
         "SEARCHES_PER_TASK = 2 is min_rounds 3).",
     )
     fixed_rounds: int = Field(2, ge=1, le=50, description="Rounds run in `fixed` mode.")
-    novelty_threshold: float = Field(
-        1.0, ge=0, le=10, description="A round scoring under this (0-10) stops the loop after `min_rounds`."
+    novelty_threshold: float | None = Field(
+        None,
+        ge=0,
+        le=10,
+        description="A round scoring under this (0-10) stops the loop after `min_rounds`. Unset: the novelty "
+        "method's own default ("
+        + ", ".join(f"{m} {v:g}" for m, v in NOVELTY_THRESHOLDS.items())
+        + "; chosen by `saturate bench tune`), so a threshold means the same whatever the method.",
     )
     novelty_epsilon: float = Field(
         0.15, ge=0, le=1, description="Probability that a sub-threshold round passes through anyway (epsilon-greedy)."
@@ -426,6 +436,8 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _rounds_consistent(self) -> Settings:
+        if self.novelty_threshold is None:  # the method's own scale: a default right for each method
+            object.__setattr__(self, "novelty_threshold", NOVELTY_THRESHOLDS[self.novelty_method])
         if self.min_rounds > self.max_rounds:
             if "min_rounds" in self.model_fields_set:
                 raise ValueError(f"min_rounds ({self.min_rounds}) must not exceed max_rounds ({self.max_rounds})")
@@ -455,6 +467,12 @@ class Settings(BaseModel):
         """These settings with ``changes``. Lowering ``max_rounds`` below the current ``min_rounds`` (without
         setting ``min_rounds``) lowers the minimum with it."""
         values = {**self.model_dump(), "database_url": self.database_url, **changes}
+        if (
+            "novelty_method" in changes
+            and "novelty_threshold" not in changes
+            and self.novelty_threshold == NOVELTY_THRESHOLDS.get(self.novelty_method)
+        ):
+            values["novelty_threshold"] = None  # the old method's default: the new method's default applies
         if "min_rounds" not in changes and "max_rounds" in changes:
             try:
                 values["min_rounds"] = min(self.min_rounds, int(changes["max_rounds"]))

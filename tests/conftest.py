@@ -85,6 +85,9 @@ class InterruptingSource:
     def fetch(self, result):
         return self.inner.fetch(result)
 
+    def documents(self, ids):  # the corpus's whole texts, as the source a resume gets offers them
+        return self.inner.documents(ids)
+
 
 def bridge_sources() -> dict:
     """Two independent corpora that agree on the opening and the engineer and disagree on the year (1930)."""

@@ -126,13 +126,21 @@ def test_reading_a_multi_source_session_prints_no_langgraph_warnings(multi_threa
 
 
 def test_stop_reason_is_said_once_in_words(home, musique_source, capsys):
-    result = research(BUBYE, thread_id="s1", source=musique_source, seed=3, max_rounds=5)
-    records = session_state("s1")["records"]
-    last = records[-1]
-    assert last["decision"] == "stop" and result.stop_reason == last["reason"]
-    assert result.stop_reason.startswith("the new results were mostly what was already known (novelty ")
-    assert "stop:" not in result.stop_reason and f"< threshold {1:g}" in result.stop_reason
-    assert main(["show", "s1"]) == 0 and "stop: stop" not in capsys.readouterr().out
-    assert main(["resume", "s1"]) == 0
-    out = capsys.readouterr().out
-    assert f"stopped after {len(records)} round(s): the new results were mostly what was already known (" in out
+    # a novelty stop (a high threshold) and a stop on complete chains: each said once, in words
+    for thread, threshold in (("s1", 9.0), ("s2", 1.0)):
+        result = research(BUBYE, thread_id=thread, source=musique_source, seed=3, novelty_threshold=threshold)
+        records = session_state(thread)["records"]
+        last = records[-1]
+        assert last["decision"] == "stop" and result.stop_reason == last["reason"]
+        assert "stop:" not in result.stop_reason
+        if last["complete"]:  # the chain's words: the slots and their values
+            words = "every part of the question has an answer in the sources"
+            assert result.stop_reason.startswith(f"{words}: [1.1] ") and "= " in result.stop_reason
+        else:
+            words = "the new results were mostly what was already known"
+            assert result.stop_reason.startswith(f"{words} (novelty ")
+            assert f"< threshold {threshold:g}" in result.stop_reason
+        assert main(["show", thread]) == 0 and "stop: stop" not in capsys.readouterr().out
+        assert main(["resume", thread]) == 0
+        out = capsys.readouterr().out
+        assert f"stopped after {len(records)} round(s): {words}" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from saturate.graph import build_graph, research, session_state
+from saturate.nodes.search import simplify
 from saturate.state import Context, RoundRecord, initial_state, load_settings
 from saturate.state.records import ACCEPTED
 
@@ -16,7 +17,9 @@ def test_research_on_musique_corpus(home, musique_source, musique_tasks):
 
     records = [RoundRecord.model_validate(r) for r in state["records"]]
     settings = load_settings({"seed": 3})
-    assert settings.min_rounds <= len(records) <= settings.max_rounds
+    # the novelty fallback stops from min_rounds on; complete chains may stop earlier (never before round 2)
+    first_stop = 2 if records[-1].complete else settings.min_rounds
+    assert first_stop <= len(records) <= settings.max_rounds
     assert [r.round for r in records] == list(range(1, len(records) + 1))
     for r in records:
         assert r.source == musique_source.name and r.query and r.decision and r.reason
@@ -76,10 +79,13 @@ def test_no_query_repeats_and_gap_queries_add_terms(home, musique_source):
     queries = [r["query"] for r in state["records"]]
     assert len({q.lower() for q in queries}) == len(queries)
     assert queries[0] == BUBYE
-    assert state["records"][1]["planner"] == "gap-terms"  # names of the on-topic results first ...
-    for r in state["records"][1:]:  # ... then, when none is left, a suffix: every query still adds a term
-        assert r["planner"] in ("gap-terms", "fallback-suffix")
-        assert r["query"].startswith(BUBYE) and len(r["query"]) > len(BUBYE)
+    # the question's slots first: round 2 asks for the first slot not yet confirmed (its subject and relation)
+    assert state["records"][1]["planner"].startswith("slot 1.")
+    assert "Bubye" in queries[1] or "Zimbabwe" in queries[1]
+    for r in state["records"][1:]:  # ... then gap terms, then a suffix: every query still adds a term
+        assert r["planner"].startswith("slot ") or r["planner"] in ("gap-terms", "fallback-suffix")
+        if not r["planner"].startswith("slot "):
+            assert r["query"].startswith(BUBYE) and len(r["query"]) > len(BUBYE)
 
 
 class TextKeyed:
@@ -131,11 +137,12 @@ class FailingSource:
 
     """A real corpus behind a flaky connection: fails ``failures`` times on queries with ``prefix``."""
 
-    def __init__(self, inner, prefix: str | None = None, failures: int = 0):
+    def __init__(self, inner, prefix: str | None = None, failures: int = 0, when=None):
         self.inner, self.prefix, self.failures = inner, prefix, failures
+        self.when = when or (lambda query: query.startswith(self.prefix))
 
     def search(self, query, k):
-        if self.failures and query.startswith(self.prefix):
+        if self.failures and self.when(query):
             self.failures -= 1
             raise ConnectionError("connection reset by peer")
         return self.inner.search(query, k)
@@ -145,7 +152,8 @@ class FailingSource:
 
 
 def test_failed_search_is_recorded_not_fatal(home, musique_source):
-    src = FailingSource(musique_source, prefix=BUBYE + " ", failures=1)  # round 2's gap query
+    round_one = {BUBYE, simplify(BUBYE)}  # the task, and its simplified retry under the quality floor
+    src = FailingSource(musique_source, failures=1, when=lambda q: q not in round_one)  # round 2's search
     result = research(BUBYE, thread_id="f", source=src, seed=0, mode="fixed", fixed_rounds=3)
     recs = session_state("f")["records"]
     assert recs[1]["total"] == 0

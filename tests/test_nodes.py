@@ -104,8 +104,8 @@ def test_model_failure_is_recorded_and_heuristics_take_over(home, musique_source
         seed=0,
     )
     recs = session_state("b")["records"]
-    for r in recs[1:]:
-        assert r["planner"] == "gap-terms" and r["compress"] == "extractive"
+    for r in recs[1:]:  # the question's slots plan the queries (the model could not); the merge is extractive
+        assert (r["planner"].startswith("slot ") or r["planner"] == "gap-terms") and r["compress"] == "extractive"
         assert any("ConnectionError: ollama unreachable" in e for e in r["errors"])
         assert any("model error" in f for f in r["fallbacks"])
     assert result.outcome == "answer"

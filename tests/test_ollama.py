@@ -7,15 +7,32 @@ import socket
 
 import pytest
 
-from saturate.graph import research, resume, session_state
+from saturate.graph import research, resume, session_state, verify
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
 from saturate.graph.models import ModelUnavailable
+from saturate.nodes._chain_model import DECOMPOSE as DECOMPOSE_PROMPT
 from saturate.nodes.compress import COMPRESS
 from saturate.nodes.plan_query import GAP_QUERY
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
+DECOMPOSE = json.dumps(
+    {
+        "chains": [
+            {
+                "question": BUBYE,
+                "slots": [
+                    {"subject": "Bubye River", "relation": "country where it is found", "kind": "place"},
+                    {"subject": "#1", "relation": "waterfall in", "kind": "name"},
+                ],
+            }
+        ]
+    }
+)
+FILL = '{"1.1": "Zimbabwe", "1.2": "Victoria Falls"}'  # Victoria Falls is in no passage of round 1: dropped there
+FILL_ROUND_ONE = '{"1.1": "Zimbabwe", "1.2": null}'
+ANSWERED = "every part of the question has an answer in the sources"
 
 
 def model_kw(server, **kw):
@@ -25,6 +42,8 @@ def model_kw(server, **kw):
 def test_full_session_with_model(home, musique_source):
     script = OllamaScript(
         plan=[PLAN],
+        decompose=[DECOMPOSE],
+        fill=[FILL],
         novelty=["9", "<think>the results repeat Zimbabwe facts</think> 8", "2"],
         gap=['"Victoria Falls Zimbabwe"\nbecause it is the largest'],
         compress=["- Bubye River is in Zimbabwe.\n- Victoria Falls is a waterfall in Zimbabwe."],
@@ -43,32 +62,75 @@ def test_full_session_with_model(home, musique_source):
         )
     state = session_state("m")
     recs = state["records"]
-    # the initial plan: two complementary queries, rounds 1-2; round 3 from the gap prompt, first line, unquoted
+    # the model's chains: the bridge (the country) then the waterfall in it, each with its head noun
+    slots = state["chains"][0]["slots"]
+    assert [(s["subject"], s["kind"], s["focus"]) for s in slots] == [
+        ("Bubye River", "place", "country"),
+        ("#1", "name", "waterfall"),
+    ]
+    # the initial plan: two complementary queries, rounds 1-2; round 3 asks to confirm the last slot's value
     assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]
-    assert [r["query"] for r in recs] == ["Bubye River country", "waterfalls of Zimbabwe", "Victoria Falls Zimbabwe"]
-    assert [r["planner"] for r in recs] == ["planned", "planned", "model"]
-    # model novelty: think block stripped; 2 < 3 stops round 3
+    assert [r["query"] for r in recs][:2] == ["Bubye River country", "waterfalls of Zimbabwe"]
+    assert [r["planner"] for r in recs] == ["planned", "planned", "slot 1.2 (confirm)"]
+    assert "Victoria Falls" in recs[2]["query"]
+    # the model fills the slots with values a retrieved passage holds: Victoria Falls is in none in round 1
+    assert any("Victoria Falls" in f and "dropped" in f for f in recs[0]["fallbacks"])
+    assert [s["value"] for s in recs[0]["slots"]][0] == "Zimbabwe"
+    assert [s["value"] for s in recs[1]["slots"]] == ["Zimbabwe", "Victoria Falls"]
+    assert all(s.get("by") == "model" for s in state["chains"][0]["slots"])
+    # model novelty: think block stripped; the chains are complete in round 3 (each value stable, the
+    # answer's own page retrieved): the gate stops with the slots' values as its reason
     assert [r["novelty"] for r in recs] == [9.0, 8.0, 2.0] and recs[2]["decision"] == "stop"
+    assert recs[2]["complete"] and result.stop_reason.startswith(f"{ANSWERED}: [1.1] country = Zimbabwe; ")
+    assert result.short_answer == "Victoria Falls"
     assert all(r["novelty_method"] == "model" for r in recs)
     # compress asked only for accepted rounds after round 1; the stopped round made no compress call
     assert recs[0]["compress"] == "bodies" and recs[1]["compress"] == "model"
     assert "compress" not in recs[2]["model_calls_by_node"] and recs[2].get("compress") is None
     assert len(script.by_role("compress")) == 1
     assert state["knowledge"].startswith("- Bubye River is in Zimbabwe.")
+    # the fill is not asked once the chains are complete; no gap query: the slots planned every round
+    assert len(script.by_role("fill")) == 2 and not script.by_role("gap")
     # citations checked in code: [42] named no retrieved source and was removed
     assert result.debug["answer"] == "model" and "[42]" not in result.answer and "[2]" in result.answer
     assert any("[42]" in n for n in result.debug["notes"])
     # calls and tokens counted per round and per session
-    assert recs[0]["model_calls_by_node"] == {"plan": 1, "novelty": 1}
+    assert recs[0]["model_calls_by_node"] == {"plan": 2, "novelty": 1, "fill": 1}
     assert recs[0]["model_tokens"]["in"] > 0 and recs[0]["model_tokens"]["out"] > 0
-    assert result.debug["model_calls"] == len(script.requests) == 1 + 3 + 1 + 1 + 1
+    assert result.debug["model_calls"] == len(script.requests) == 2 + 2 + 3 + 1 + 1
     assert result.debug["model_tokens"]["in"] == sum(r["model_tokens"].get("in", 0) for r in recs) + sum(
         len(m["content"].split()) for m in script.by_role("decide")[0]["messages"]
     )
 
 
+def test_unusable_decomposition_falls_back_to_the_parser(home, musique_source):
+    script = OllamaScript(
+        plan=[PLAN],
+        decompose=["The chains are: first the country, then the waterfall.", '{"chains": [{"slots": []}]}'],
+        fill=['{"1.1": "Atlantis"}'],
+        novelty=["8"],
+        decide=["x [1]"],
+    )
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="d", source=musique_source, mode="fixed", fixed_rounds=1, **model_kw(server))
+    state = session_state("d")
+    rec = state["records"][0]
+    assert (
+        len(script.by_role("decompose")) == 2
+        and "JSON only" in script.by_role("decompose")[1]["messages"][1]["content"]
+    )
+    assert any("decomposition unusable twice" in f for f in rec["fallbacks"])
+    # the parser's chains stand in: the country where the Bubye River is, then the waterfall there
+    assert [s["subject"] for s in state["chains"][0]["slots"]] == ["Bubye River", "#1"]
+    # a model value no retrieved passage holds is dropped, never used
+    assert any("Atlantis" in f and "in no retrieved passage" in f for f in rec["fallbacks"])
+    assert all(s["value"] != "Atlantis" for s in rec["slots"])
+
+
 def test_what_the_client_sent(home, musique_source):
-    script = OllamaScript(plan=[PLAN], novelty=["7"], gap=["a gap query"], compress=["- fact"], decide=["x [1]"])
+    script = OllamaScript(
+        plan=[PLAN], decompose=[DECOMPOSE], fill=[FILL_ROUND_ONE], novelty=["7"], compress=["- fact"], decide=["x [1]"]
+    )
     with OllamaServer(script) as server:
         research(
             BUBYE,
@@ -90,9 +152,35 @@ def test_what_the_client_sent(home, musique_source):
     comp = script.by_role("compress")[0]
     assert comp["options"]["temperature"] == COMPRESS.options["temperature"] == 0.1
     assert comp["options"]["num_predict"] == 400 and "<results>" in comp["messages"][1]["content"]
+    dec = script.by_role("decompose")[0]
+    assert dec["options"] == {**dec["options"], **DECOMPOSE_PROMPT.options} and BUBYE in dec["messages"][1]["content"]
+    fill = script.by_role("fill")[0]["messages"][1]["content"]
+    assert fill.startswith(f"Question: {BUBYE}") and "1.1: country" in fill and "1.2: waterfall" in fill
+    passages = fill.split("<passages>\n")[1].split("\n</passages>")[0]
+    assert passages.startswith("[1] ") and "Bubye" in passages
+
+
+def test_gap_query_when_there_is_no_slot_to_ask(home, musique_source):
+    """A claim has no chains: its later rounds are the model's gap queries (first line, quotes stripped)."""
+    script = OllamaScript(
+        plan=[PLAN], novelty=["7"], gap=['"a gap query"\nbecause'], compress=["- f"], stance=["support"]
+    )
+    with OllamaServer(script) as server:
+        verify(
+            "The Bubye River is in Zimbabwe.",
+            thread_id="g",
+            source=musique_source,
+            mode="fixed",
+            fixed_rounds=3,
+            verify_max_attempts=1,
+            **model_kw(server),
+        )
+    recs = session_state("g")["records"]
+    assert recs[2]["planner"] == "model" and recs[2]["query"] == "a gap query"
     gap = script.by_role("gap")[0]
     assert gap["options"] == {**gap["options"], **GAP_QUERY.options} and gap["options"]["num_predict"] == 60
     assert "Bubye River country" in gap["messages"][1]["content"]  # earlier queries are shown, never to repeat
+    assert not script.by_role("decompose") and not script.by_role("fill")  # a claim has no slots
 
 
 @pytest.mark.parametrize(
@@ -108,7 +196,14 @@ def test_what_the_client_sent(home, musique_source):
     ],
 )
 def test_novelty_replies(home, musique_source, reply, score, fallback):
-    script = OllamaScript(plan=[PLAN], novelty=[reply], compress=["- fact"], decide=["x [1]"])
+    script = OllamaScript(
+        plan=[PLAN],
+        decompose=[DECOMPOSE],
+        fill=[FILL_ROUND_ONE],
+        novelty=[reply],
+        compress=["- fact"],
+        decide=["x [1]"],
+    )
     with OllamaServer(script) as server:
         research(
             BUBYE,
@@ -187,6 +282,8 @@ def test_model_not_pulled(home, musique_source):
 def test_http_500_mid_session_is_recorded_and_heuristics_finish(home, musique_source):
     script = OllamaScript(
         plan=[PLAN],
+        decompose=[{"status": 500}],
+        fill=[FILL_ROUND_ONE, {"status": 500}],
         novelty=["9", {"status": 500}],
         gap=[{"status": 500}],
         compress=[{"status": 500}],
@@ -205,7 +302,11 @@ def test_http_500_mid_session_is_recorded_and_heuristics_finish(home, musique_so
     recs = session_state("e")["records"]
     assert recs[1]["novelty_method"] == "heuristic" and any("novelty model" in e for e in recs[1]["errors"])
     assert recs[1]["compress"] == "extractive" and any("compress model" in e for e in recs[1]["errors"])
-    assert recs[2]["planner"] == "gap-terms" and any("plan_query model" in e for e in recs[2]["errors"])
+    # the decomposition failed: the parser's chains stand in; the failed fill keeps the heuristic values
+    assert any("decompose model" in e for e in recs[0]["errors"]) and session_state("e")["chains"]
+    assert any("fill model" in e for e in recs[1]["errors"])
+    assert any("the slots keep the heuristic values" in f for f in recs[1]["fallbacks"])
+    assert recs[2]["planner"].startswith("slot ") or recs[2]["planner"] == "gap-terms"
     assert result.outcome == "answer" and result.debug["answer"] == "extractive"
     assert any("decide model" in n for n in result.debug["notes"])
 

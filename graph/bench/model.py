@@ -36,7 +36,7 @@ from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
 from saturate.state.records import ACCEPTED
 
-JUDGE_NODES = ("plan", "novelty")
+JUDGE_NODES = ("plan", "novelty", "fill")
 PROCESS_NODES = ("compress",)
 
 
@@ -130,7 +130,7 @@ def run(args) -> int:
     print(
         f"{'method':<10}"
         + "".join(f"{h:>12}" for h in heads)
-        + "   (model calls per round; judge = plan+novelty, process = compress)"
+        + "   (model calls per round; judge = plan+novelty+fill, process = compress)"
     )
     for m in ("heuristic", "model"):
         print(f"{m:<10}" + "".join(f"{out[m][c]:>12}" for c in cols))

@@ -1,4 +1,4 @@
-"""``saturate bench [research|perf|model|verify|multi] ...``: the benchmarks.
+"""``saturate bench [research|perf|model|verify|multi|batch|natural|tune] ...``: the benchmarks.
 
 Each kind is a module ``saturate.graph.bench.<kind>`` with ``add_arguments(parser)`` and
 ``run(args)``; ``research`` is the default, so its flags are also those of ``bench`` itself.
@@ -20,14 +20,26 @@ KINDS = {
     "verify": "the claim decision rule on recorded search hits",
     "multi": "single loop vs multi-source, side by side",
     "batch": "saturate batch throughput: 1/2/4 workers on SQLite and PostgreSQL",
+    "natural": "natural questions on the embedded corpus: the loop against one search",
+    "tune": "the gate's defaults and the slot weights, chosen on half A, reported on A and B",
 }
+SETTING_KINDS = ("research", "natural", "tune")  # kinds that take --<setting> VALUE for their sessions
 
 
 def bench_module(kind: str) -> ModuleType:
     # heavy: the benchmark modules import LangGraph; imported when `saturate bench` is parsed
-    from saturate.graph.bench import batch, model, multi, perf, research, verify
+    from saturate.graph.bench import batch, model, multi, natural, perf, research, tune, verify
 
-    modules = {"research": research, "perf": perf, "model": model, "verify": verify, "multi": multi, "batch": batch}
+    modules = {
+        "research": research,
+        "perf": perf,
+        "model": model,
+        "verify": verify,
+        "multi": multi,
+        "batch": batch,
+        "natural": natural,
+        "tune": tune,
+    }
     return modules[kind]
 
 
@@ -37,7 +49,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     for kind, help in KINDS.items():
         sub = kinds.add_parser(kind, help=help)
         bench_module(kind).add_arguments(sub)
-        if kind == "research":
+        if kind in SETTING_KINDS:
             add_setting_flags(sub)
     bench_module("research").add_arguments(bench)
     add_setting_flags(bench)  # research is the default kind: `saturate bench --rerank embedding`
@@ -45,6 +57,6 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     kind = getattr(args, "bench_kind", None) or "research"
-    if kind == "research":
+    if kind in SETTING_KINDS:
         args.overrides = setting_overrides(args)  # applied to every policy
     return bench_module(kind).run(args)

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from saturate.graph.views.progress import short_query
+from saturate.graph.views.progress import short_query, slot_line
 from saturate.state.text import printable
 
 EXIT_BAD_INPUT = 2
@@ -153,6 +153,11 @@ def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
     if not print_answer(result, thread, as_json, quiet):
         return
     print_sources(result, thread)
+    slots = (result.debug or {}).get("slots") or []
+    if slots:
+        say("\nWhat the question asks (its slots, as the sources fill them):")
+        for slot in slots:
+            say(f"  {slot_line(slot)}")
     print_notes_and_errors(result)
     say(f"\nstopped after {result.rounds} round(s): {result.stop_reason}")
     say(f"thread: {thread}   (saturate show {thread})")
@@ -183,6 +188,8 @@ def round_block(rec: dict, task: str) -> list[str]:
     ]
     if rec.get("quality_retry"):
         lines.append(f"  retry  {rec['quality_retry']}")
+    for slot in rec.get("slots") or []:  # what the question asks, as filled after this round
+        lines.append(f"  slot   {slot_line(slot)}")
     lines += [f"  note   {f}" for f in rec.get("fallbacks") or []]
     lines += [f"  ERROR  {e}" for e in rec.get("errors") or []]
     return lines

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from saturate.graph.cli.multi import show as show_multi
 from saturate.graph.cli.output import print_json, round_block, say
+from saturate.graph.views.progress import slot_line
 from saturate.state.settings import Settings
 from saturate.state.text import printable
 
@@ -41,6 +42,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         say(f"enrich {p['status']}: {p['url']} (overlap {p['overlap']}) {p.get('reason', '')}".rstrip())
     if state.get("result"):
         say(f"\nanswer: {state['result']['answer']}")
+        if state["result"].get("short_answer"):
+            say(f"short answer: {state['result']['short_answer']}")
+        for slot in (state["result"].get("debug") or {}).get("slots") or []:
+            say(f"  slot {slot_line(slot)}")
         for s in state["result"]["sources"]:
             say(f"  [{s['n']}] {s['title']} — {s['url']}")
     elif state.get("_next"):

@@ -43,6 +43,7 @@ STREAM_MODE = ["updates", "custom", "tasks"]
 DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "cap": "cyan"}
 # why a session ends, after its numbers on the round's line (the gate's reason says it with the numbers)
 ENDING = {"stop": "the new results were mostly what was already known", "cap": "the round limit was reached"}
+ANSWERED = "every part of the question has an answer in the sources"  # nodes/gate.py: the chains are complete
 ROUND_PART = "round"  # node metadata {"part": "round"}: the node runs inside a round (its step is shown with the round)
 
 
@@ -89,13 +90,46 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
         parts.append((f"  novelty {nov:.2f} {'≥' if nov >= threshold else '<'} {threshold:g}", ""))
     parts.append((f"  → {decision}", f"bold {DECISION_STYLE.get(decision, '')}".strip()))
     if decision in ENDING:
-        parts.append((f": {ENDING[decision]}", ""))
+        reason = ev.get("reason") or ""
+        parts.append((f": {ANSWERED if reason.startswith(ANSWERED) else ENDING[decision]}", ""))
+    if ev.get("slots"):
+        parts.append((f"  {slots_text(ev['slots'])}", "cyan"))
     if decision == "epsilon_pass" and ev.get("epsilon_draw") is not None:
         parts.append((f" (ε draw {ev['epsilon_draw']:.3f})", "yellow"))
     if ev.get("errors"):
         n = len(ev["errors"]) if isinstance(ev["errors"], list) else int(ev["errors"])
         parts.append((f"  errors: {n}", "bold red"))
     return parts
+
+
+def slots_text(slots: list[dict]) -> str:
+    """The question's slots after a round, as the progress line shows them: ``slots 1/2: country = Zimbabwe
+    (stable) → waterfall ?``; a value whose own page is in hand is marked ``page``."""
+    filled = sum(1 for s in slots if s.get("value"))
+    shown = []
+    for s in slots:
+        what = s.get("focus") or (s.get("kind") if s.get("kind") not in (None, "", "any") else "answer")
+        if s.get("value"):
+            marks = ", ".join(m for m, on in (("stable", s.get("status") == "stable"), ("page", s.get("page"))) if on)
+            shown.append(f"{what} = {s['value']}" + (f" ({marks})" if marks else ""))
+        else:
+            shown.append(f"{what} ?")
+    return printable(f"slots {filled}/{len(slots)}: " + " → ".join(shown), newlines=False)
+
+
+def slot_line(slot: dict) -> str:
+    """One slot as ``show`` and the result print it: ``[1.2] waterfall (of Zimbabwe) = Victoria Falls  stable,
+    own page  p 0.92  <source>``; an open slot says what it waits for."""
+    what = slot.get("focus") or (slot.get("kind") if slot.get("kind") not in (None, "", "any") else "answer")
+    about = f" (of {slot['subject']})" if slot.get("subject") else ""
+    if not slot.get("value"):
+        return f"[{slot['slot']}] {what}{about}: not found yet"
+    marks = [m for m, on in (("stable", slot.get("status") == "stable"), ("own page", slot.get("page"))) if on]
+    p = f"  p {slot['p']:.2f}" if isinstance(slot.get("p"), (int, float)) else ""
+    return (
+        f"[{slot['slot']}] {what}{about} = {slot['value']}  {', '.join(marks) or slot.get('status', '')}{p}"
+        f"  {slot.get('source') or ''}".rstrip()
+    )
 
 
 def round_text(ev: dict, task: str = "") -> str:

@@ -32,7 +32,7 @@ from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, graph_for, kind_of, open_checkpointer
 from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin
 from saturate.graph.views.diagram import nodes_in_part
-from saturate.graph.views.progress import ROUND_PART, short_query
+from saturate.graph.views.progress import ROUND_PART, short_query, slot_line
 from saturate.graph.views.report_multi import multi_view, render_multi_html
 from saturate.graph.views.report_parts import (
     Bar,
@@ -389,6 +389,26 @@ def _chart_svg(records: list[dict], threshold: float | None, mode: str, round_th
     )
 
 
+def slots_html(slots: list[dict]) -> str:
+    """The question's slots as a table: slot, what it asks (of which subject), value, status, source."""
+    rows = []
+    for slot in slots:
+        what = slot.get("focus") or (slot.get("kind") if slot.get("kind") not in (None, "", "any") else "answer")
+        status = ", ".join(
+            m for m, on in (("stable", slot.get("status") == "stable"), ("own page", slot.get("page"))) if on
+        ) or (slot.get("status") or "")
+        src = _link(slot["source"]) if slot.get("source") else "—"
+        rows.append(
+            f'<tr class="slot" data-status="{_e(slot.get("status"))}"><td>{_e(slot.get("slot"))}</td>'
+            f"<td>{_e(what)}</td><td>{_e(slot.get('subject') or '—')}</td>"
+            f"<td><b>{_e(slot.get('value') or 'not found')}</b></td><td>{_e(status)}</td><td>{src}</td></tr>"
+        )
+    return (
+        '<table class="slots"><thead><tr><th>slot</th><th>asks for</th><th>of</th><th>value</th><th>status</th>'
+        "<th>source</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
 def render_html(view: dict) -> str:
     """The report page (a string of self-contained HTML), of either kind of session."""
     if is_multi(view):
@@ -458,6 +478,11 @@ def render_html(view: dict) -> str:
             f"stopped after <b>{_e(result.get('rounds'))}</b> round(s): "
             f"{_e(result.get('stop_reason'))}</p>"
         )
+        if result.get("short_answer"):
+            add(f'<p class="meta">short answer: <b>{_e(result["short_answer"])}</b></p>')
+        slots = (result.get("debug") or {}).get("slots") or []
+        if slots:  # what the question asks, as the sources fill it
+            add(slots_html(slots))
         for note in (result.get("debug") or {}).get("notes") or []:
             add(f'<p class="note">note: {_e(note)}</p>')
     else:
@@ -541,6 +566,8 @@ def render_html(view: dict) -> str:
                 + "<br>".join(_link(u) for u in new_urls)
                 + "</div></details>"
             )
+        for slot in r.get("slots") or []:
+            q += f'<div class="sub slot">{_e(slot_line(slot))}</div>'
         for e in r.get("errors") or []:
             q += f'<div class="err">error: {_e(e)}</div>'
         for f in r.get("fallbacks") or []:
