@@ -268,8 +268,9 @@ def run(args) -> int:
     best_fill, chosen, rows = current_fill, None, []
     for fill, traj in by_fill.items():
         pooled = [t for ts in traj.values() for t in ts if t.half == "A"]
+        held = load_settings(overrides, env={})
         pick_row, fill_rows = grid(
-            pooled, base, {k: overrides[k] for k in ("min_rounds", "novelty_threshold") if k in overrides}
+            pooled, base, {k: getattr(held, k) for k in ("min_rounds", "novelty_threshold") if k in overrides}
         )
         rows += [{"fill_p": fill, **r} for r in fill_rows]
         if chosen is None or _better(pick_row, chosen):
@@ -290,6 +291,7 @@ def run(args) -> int:
             "novelty_threshold": current.novelty_threshold,
         },
         "novelty_method": current.novelty_method,
+        "grid": rows,
         "sets": {},
     }
     for name in task_sets:
