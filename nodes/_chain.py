@@ -283,6 +283,9 @@ def _chain_of(question: str) -> Chain:
             compare=q.form,
         )
     focus = next((w for w in words(question) if q.focus and stem(w) == q.focus), q.focus)  # as written
+    named = re.match(r"\s*(?:what|which)\s+([a-z]+)\b", question, re.I)  # "What river flows …": the noun named
+    if named and named.group(1).lower() not in _AUX and named.group(1).lower() not in STOPWORDS:
+        focus = named.group(1).lower()
     toks = _tokens(question)
     spans = _anchors(question, toks)
     anchor_at = {i: s for s in spans for i in range(s[0], s[1])}

@@ -101,6 +101,15 @@ NUMBER_PHRASE = re.compile(
 _DESCRIPTION = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,7}\.$")  # "Country in the Caribbean."
 _PHRASE_END = re.compile(r"[,;:.(]|\s(?:who|which|that|whose|where|in|of|on|at|from|for|by|with|and|known|born)\s")
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
+# the last word of a name that says what kind of thing it is, not which one ("Bubye River", "Kansas City")
+GENERIC_HEADS = frozenset(
+    stem(w)
+    for w in """river falls lake mountain mount sea ocean bay gulf island islands park bridge street road avenue
+    station airport house hall tower church cathedral castle palace museum school college university company club
+    team band party district county province region state city town village valley desert forest creek canal dam
+    war battle treaty act award prize cup league series season album song film show game peak range hill center
+    centre square temple empire kingdom republic dynasty group records corporation institute society""".split()
+)
 NAME_KINDS = ("person", "place", "organisation", "work", "name", "any")
 KIND_STEMS = {k: frozenset(stem(n) for n in nouns) for k, nouns in NOUN_KINDS.items()}
 
@@ -231,9 +240,12 @@ def mention(subject: str, sentence: Sentence, doc: Doc, common: frozenset[str] =
     if doc.subject == low or (len(doc.subject) >= 4 and (doc.subject in low or low in doc.subject)):
         return TITLE_MENTION
     parts = [w for w in re.findall(r"[^\W_]+", subject) if w.lower() not in STOPWORDS]
-    last = parts[-1] if len(parts) > 1 else ""
-    if len(last) >= 4 and last.lower() not in common and _named(last, sentence):
-        return PART_MENTION  # a name's last word, used nowhere as a plain word: a surname ("Worrall died …")
+    if len(parts) > 1:
+        # the distinctive word of a name: a person's surname ("Worrall died …"), the first word of a place or a
+        # thing whose last word is the kind of thing it is ("Bubye" of "Bubye River", never "River")
+        word = parts[0] if stem(parts[-1].lower()) in GENERIC_HEADS else parts[-1]
+        if len(word) >= 4 and word.lower() not in common and _named(word, sentence):
+            return PART_MENTION
     return 0.0
 
 
@@ -382,13 +394,11 @@ class SlotScorer:
         return Scored(math.fsum(weights.get(k, 0.0) * v for k, v in f.items()), s, value, f)
 
     def pool(self, restrict: bool = True) -> list[Sentence]:
-        """The sentences that may fill the slot: those about its subject when it has one (a hop follows its
-        subject), else all; all when none is about it."""
+        """The sentences that may fill the slot: with ``restrict`` and a subject, only those about the subject (a
+        hop follows its subject: none about it, no value); else all."""
         if not self.subject or not restrict:
             return self.reading.sentences
-        r = self.reading
-        about = [s for s in r.sentences if self.mentions(s)]
-        return about or r.sentences
+        return [s for s in self.reading.sentences if self.mentions(s)]
 
     def mentions(self, s: Sentence) -> float:
         d = self.reading.docs[s.doc]

@@ -198,3 +198,113 @@ def test_targets_use_harness_thresholds():
     derived = check_targets("musique-hard-e1", summary, {"musique.recall_at_5": 0.95}, base="musique")
     assert derived["recall_at_5"]["target"] == 0.95
     assert set(POLICIES) == ALL - {"oracle"}
+
+
+def test_every_figure_is_printed_for_the_set_and_its_halves(home, small_data, tmp_path, capsys):
+    assert (
+        main(["bench", "--data", str(small_data), "--set", "hotpotqa", "--json", "--plot", str(tmp_path / "p.png")])
+        == 0
+    )
+    res = json.loads(capsys.readouterr().out)
+    sat = res["policies"]["saturate"]
+    assert set(sat["halves"]) == {"A", "B"}
+    assert sat["halves"]["A"]["tasks"] + sat["halves"]["B"]["tasks"] == sat["tasks"] == 10
+    assert 0 <= sat["em"] <= 1 and 0 <= sat["f1"] <= 1
+    stop = res["stopping"]["all"]
+    assert stop["too_early"] + stop["too_late"] + stop["right"] == stop["tasks"] == 10
+    assert 0 <= stop["wasted_search_share"] <= 1
+    # the first ten hotpotqa tasks hold yes/no questions: their accuracy and always-yes's, both halves
+    assert sat["yesno_tasks"] >= 1 and set(res["always_yes"]) == {"all", "A", "B"}
+    assert main(["bench", "--data", str(small_data), "--set", "hotpotqa", "--plot", str(tmp_path / "p.png")]) == 0
+    out = capsys.readouterr().out
+    assert "cells: all (half A / half B)" in out and "gate vs fixed-N at" in out and "(A / B:" in out
+    assert "gate vs each task's fixed-5 trajectory — all: too early" in out and "always 'yes'" in out
+
+
+def test_halves_and_squad_metrics():
+    from saturate.graph.bench.research import exact_match, half_of, token_f1, yes_no_right
+
+    assert half_of("2hop__205146_62031") in ("A", "B") and half_of("x") == half_of("x")
+    halves = [half_of(f"t{i}") for i in range(200)]
+    assert 80 < halves.count("A") < 120  # a hash splits about evenly
+    assert exact_match("the Victoria Falls", ["Victoria Falls"]) == 1.0 and exact_match("", ["x"]) == 0.0
+    assert token_f1("Victoria Falls waterfall", ["Victoria Falls"]) == pytest.approx(0.8)
+    assert token_f1("Zambezi", ["Victoria Falls"]) == 0.0
+    assert yes_no_right("Yes. Both are film directors [1]", ["yes"]) is True
+    assert yes_no_right("No. [1]", ["yes"]) is False and yes_no_right("Paris [1]", ["Paris"]) is None
+
+
+def test_natural_questions_bench_runs_the_loop_against_one_search(home, tmp_path, capsys):
+    corpus = tmp_path / "c.jsonl"
+    docs = [
+        {
+            "id": "1",
+            "title": "Bahamas",
+            "text": "The Bahamas is an island country. Grand Bahama is one of its islands.",
+        },
+        {"id": "2", "title": "Paris", "text": "Paris is the capital of France."},
+        {"id": "3", "title": "Seine", "text": "The Seine flows through Paris."},
+    ]
+    corpus.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    tasks = tmp_path / "q.jsonl"
+    qs = [
+        {"id": "q1", "question": "what country is grand bahama island in?", "answers": ["Bahamas"]},
+        {"id": "q2", "question": "what is the capital of france?", "answers": ["Paris"]},
+        {"id": "q3", "question": "what did i eat for breakfast?", "answers": ["toast"]},
+    ]
+    tasks.write_text("\n".join(json.dumps(q) for q in qs) + "\n")
+    assert main(["bench", "natural", "--tasks", str(tasks), "--corpus", str(corpus), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["policies"]) == {"one search", "saturate"}
+    one, loop = out["policies"]["one search"], out["policies"]["saturate"]
+    assert one["rounds"] == 1.0 and loop["rounds"] >= 1.0 and one["tasks"] == loop["tasks"] == 3
+    for p in (one, loop):
+        assert 0 <= p["not_found"] <= p["tasks"] and 0 <= p["answer"] <= p["in_sources"] <= 1
+        assert set(p["halves"]) == {"A", "B"}
+    assert out["targets"]["all"]["gain"] == round(loop["answer"] - one["answer"], 4)
+    runs = {r["task_id"]: r for r in out["runs"]["saturate"]}
+    assert runs["q2"]["answer"] and runs["q2"]["in_sources"] and not runs["q3"]["answer"]
+    assert main(["bench", "natural", "--tasks", str(tasks), "--corpus", str(corpus), "--limit", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "loop - one search" in text and "target >= 0.3" in text
+    assert main(["bench", "natural", "--tasks", str(tmp_path / "none.jsonl")]) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+def test_tune_replays_the_gate_and_chooses_on_half_a(home, small_data, capsys):
+    assert main(["bench", "tune", "--data", str(small_data), "--set", "hotpotqa", "--slots", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    grid = out["grid"]
+    assert {(r["min_rounds"], r["novelty_threshold"]) for r in grid} >= {(3, 1.0), (1, 0.25)}
+    chosen = out["chosen"]
+    best = min(grid, key=lambda r: (r["shortfall"], -r["gain"], r["searches"]))
+    assert (chosen["min_rounds"], chosen["novelty_threshold"]) == (best["min_rounds"], best["novelty_threshold"])
+    for label in ("current", "chosen"):
+        assert set(out["sets"]["hotpotqa"][label]) == {"A", "B"}
+    from saturate.nodes._slots import FEATURES
+
+    assert set(out["slots"]["fitted"]) == set(FEATURES)  # one weight per feature of the slot scorer
+    assert set(out["slots"]["top1"]["hotpotqa"]) == {"current", "fitted"}
+    assert set(out["slots"]["top1"]["hotpotqa"]["fitted"]) == {"A", "B"}
+    # a setting given on the command line is held: only the threshold is chosen
+    assert main(["bench", "tune", "--data", str(small_data), "--set", "hotpotqa", "--min-rounds", "2", "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)
+    assert {r["min_rounds"] for r in held["grid"]} == {2} and held["chosen"]["min_rounds"] == 2
+
+
+def test_replaying_the_gate_is_what_a_session_does(home, musique_source, musique_tasks):
+    """The replay of a fixed-5 trajectory stops where a real session with the same seed stops."""
+    from saturate.graph.bench.tune import replay, trajectories
+    from saturate.graph.build import build_graph
+    from saturate.state.context import Context
+    from saturate.state.graph_state import initial_state
+    from saturate.state.settings import load_settings
+
+    tasks = musique_tasks[:4]
+    traj = trajectories("musique", tasks, musique_source, {}, 1, None, False)
+    graph = build_graph()
+    for i, (task, t) in enumerate(zip(tasks, traj)):
+        settings = load_settings({"seed": 1 + i}, env={})
+        out = graph.invoke(initial_state(task["question"], settings), context=Context(source=musique_source))
+        _, searches = replay(t, settings)
+        assert searches == len(out["queries"]), task["question"]

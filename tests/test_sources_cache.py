@@ -194,3 +194,27 @@ def test_page_store(tmp_path):
     pages.close()
     again = SqlitePageStore(tmp_path / "pages.db")
     assert again.get("local://c/b") == "é" * 10_000
+
+
+def test_documents_come_from_the_inner_corpus_uncached(inner, cache):
+    """A local corpus's whole texts pass through the cache wrapper (a lookup, never a search); a source without
+    them gives none."""
+    src = CachedSource(inner, cache, ttl_s=60)
+    assert src.documents(["falls", "nile", "missing"]) == {
+        "falls": "A waterfall on the Zambezi river.",
+        "nile": "The Nile flows north to the Mediterranean.",
+    }
+    assert inner.calls == 0  # no search was made
+
+    class NoDocuments:
+        name = "web"
+
+        def search(self, query, k):
+            return []
+
+        def fetch(self, result):
+            return ""
+
+    assert CachedSource(NoDocuments(), cache, ttl_s=60).documents(["x"]) == {}
+    many = [f"id{i}" for i in range(1200)]  # more ids than SQLite's host-parameter limit per query
+    assert inner.documents(many + ["nile"]) == {"nile": "The Nile flows north to the Mediterranean."}

@@ -125,7 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     batch.add_arguments(b)
 
-    sub.add_parser("bench", help="benchmarks: research (default) or perf", add_later=bench.add_arguments)
+    sub.add_parser(
+        "bench",
+        help="benchmarks: research (default), natural, tune, perf, model, verify, multi, batch",
+        add_later=bench.add_arguments,
+    )
 
     m = sub.add_parser("monitor", help="the benchmark saturation monitor: level, trend, pending expansions")
     monitor.add_arguments(m)
