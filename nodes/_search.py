@@ -98,15 +98,28 @@ def result_passage(result: dict) -> str:
     return f"{result.get('title', '')}. {result.get('snippet', '')}".strip(". ")
 
 
-def embedding_reranker(embeddings, anchor: str, weight: float) -> Callable[[list[dict]], list[dict]]:
+def passage_vectors(embeddings, source, results: list[dict]) -> list[list[float]]:
+    """The results' vectors: a local corpus's stored document vectors where the corpus holds them under the same
+    model as ``embeddings`` (``LocalCorpus.vectors_of``: no text is embedded twice), else their passages embedded."""
+    stored: dict[str, list[float]] = {}
+    if source is not None and getattr(embeddings, "identity", None) is not None:
+        if getattr(source, "vector_identity", None) == embeddings.identity:
+            stored = source.vectors_of([r["id"] for r in results if r.get("id")])
+    missing = [r for r in results if r.get("id") not in stored]
+    fresh = iter(embeddings.embed_documents([result_passage(r) for r in missing]) if missing else [])
+    return [stored[r["id"]] if r.get("id") in stored else next(fresh) for r in results]
+
+
+def embedding_reranker(embeddings, anchor: str, weight: float, source=None) -> Callable[[list[dict]], list[dict]]:
     """Re-order candidates by ``weight`` x cosine(anchor, candidate) + (1 - weight) x the source's score,
-    min-max normalised over the candidates (a source without scores: its rank, 1 for the first)."""
+    min-max normalised over the candidates (a source without scores: its rank, 1 for the first); the candidates'
+    vectors are the source's stored ones when it has them (``passage_vectors``)."""
     anchor_vec: list[float] = []
 
     def rerank(candidates: list[dict]) -> list[dict]:
         if not anchor_vec:
             anchor_vec.extend(embeddings.embed_query(anchor))
-        vecs = embeddings.embed_documents([result_passage(r) for r in candidates])
+        vecs = passage_vectors(embeddings, source, candidates)
         n = len(candidates)
         raw = [r.get("score") for r in candidates]
         if all(s is not None for s in raw) and n > 1 and max(raw) > min(raw):
@@ -121,7 +134,9 @@ def embedding_reranker(embeddings, anchor: str, weight: float) -> Callable[[list
     return rerank
 
 
-def reranker(settings, embeddings, task: str, notes: list[str]) -> Callable[[list[dict]], list[dict]] | None:
+def reranker(
+    settings, embeddings, task: str, notes: list[str], source=None
+) -> Callable[[list[dict]], list[dict]] | None:
     """The re-ranker the settings ask for (``rerank``), anchored on the task; None for ``none``. Without
     embeddings in the runtime context the source's order stands, and ``notes`` says so."""
     if settings.rerank != "embedding":
@@ -129,4 +144,4 @@ def reranker(settings, embeddings, task: str, notes: list[str]) -> Callable[[lis
     if embeddings is None:
         notes.append("rerank=embedding but no embeddings in the runtime context: the source's order was kept")
         return None
-    return embedding_reranker(embeddings, task, settings.rerank_weight)
+    return embedding_reranker(embeddings, task, settings.rerank_weight, source)

@@ -139,6 +139,13 @@ class Sentence:
     stems: frozenset[str]
     names: tuple[tuple[str, str], ...]  # (name, entity kind)
 
+    def tokens(self) -> list[str]:
+        """The sentence's words as stems, in order (computed once)."""
+        found = self.__dict__.get("_tokens")
+        if found is None:
+            found = self.__dict__["_tokens"] = [stem(w) for w in words(self.text)]
+        return found
+
 
 def defining_phrase(lead: list[str]) -> str:
     """What a page's first sentences say its subject is: the words after its first "is a / was the …" (up to a
@@ -217,8 +224,31 @@ class Reading:
         return self.docs[i] if i is not None else None
 
 
+class Weighted:
+    """A fixed set of stems with their rarity weights in a reading: the weighted share of it a set of stems holds."""
+
+    def __init__(self, reading: Reading, wanted: set[str]):
+        self.weights = [(t, reading.idf(t)) for t in sorted(wanted)]
+        self.total = math.fsum(w for _, w in self.weights)
+
+    def share(self, have: frozenset[str] | set[str], also: frozenset[str] = frozenset()) -> float:
+        """The share in ``have`` (or ``also``: the share of the two together, without building their union)."""
+        if not self.total:
+            return 0.0
+        return math.fsum(w for t, w in self.weights if t in have or t in also) / self.total
+
+
 def _whole(name: str, text: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    """``name`` occurs in ``text`` with no word character either side (no pattern compiled per name: the filler asks
+    this for every name of every sentence, more distinct names than ``re``'s cache holds)."""
+    n, i = len(name), text.find(name)
+    while i >= 0:
+        before = text[i - 1] if i else ""
+        after = text[i + n] if i + n < len(text) else ""
+        if not (before and (before.isalnum() or before == "_")) and not (after and (after.isalnum() or after == "_")):
+            return True
+        i = text.find(name, i + 1)
+    return False
 
 
 def _named(name: str, sentence: Sentence) -> bool:
@@ -344,6 +374,9 @@ class SlotScorer:
             self.relation.add(stem(self.focus))
         self.other = set(stems(task)) - self.relation - subject_stems
         self.task = set(stems(task))
+        # each share is over a few stems: their rarity weights are looked up once per slot, not once per sentence
+        self._rel, self._other, self._task = (Weighted(reading, x) for x in (self.relation, self.other, self.task))
+        self._focus_stem = stem(self.focus) if self.focus else None
         self.exclude = frozenset(terms(task)) | frozenset(terms(subject.replace(" | ", " ")))
         self.subject_terms = frozenset(terms(subject)) if subject and " | " not in subject else frozenset()
 
@@ -354,33 +387,32 @@ class SlotScorer:
         if cands:
             scored = [(typed(r, c, self.kind, self.focus), -self._distance(s, c), -i, c) for i, c in enumerate(cands)]
             page, _, _, value = max(scored)
+        head = s.stems | d.title_stems
         f = {
-            "relation": r.share(self.relation, s.stems | d.title_stems),
-            "relation_doc": r.share(self.relation, d.stems),
+            "relation": self._rel.share(head),
+            "relation_doc": self._rel.share(d.stems),
             "subject": self.mentions(s) if self.subject else 0.0,
             "question": max((mention(a, s, d, r.common) for a in self.anchors), default=0.0),
-            "other": r.share(self.other, d.stems),
+            "other": self._other.share(d.stems),
             "typed": 1.0 if cands else 0.0,
             "typed_page": page,
             "lead": 1.0 if s.order == 0 else 0.0,
             "rank": 1.0 / (1 + s.doc),
         }
-        own = s.stems | d.title_stems
-        if s.order > 0:
-            own = own | r.lead_stems.get(s.doc, frozenset())
-        f["task"] = r.share(self.task, own)
+        own = head | r.lead_stems.get(s.doc, frozenset()) if s.order > 0 else head
+        f["task"] = self._task.share(own)
         linked = f["task"]
         for name in [title_subject(d.title)] + [n for n, _ in s.names]:
             for p in r.mentioning(name):
                 if p != s.doc:
-                    linked = max(linked, r.share(self.task, own | r.docs[p].stems))
+                    linked = max(linked, self._task.share(own, r.docs[p].stems))
         f["linked"] = linked
-        f["focus"] = 1.0 if self.focus and stem(self.focus) in own else 0.0
+        f["focus"] = 1.0 if self._focus_stem and self._focus_stem in own else 0.0
         return f, value
 
     def _distance(self, s: Sentence, value: str) -> int:
         """Words between the value and the nearest relation word in the sentence (a large number when none)."""
-        toks = [stem(w) for w in words(s.text)]
+        toks = s.tokens()
         vt = [stem(w) for w in words(value)]
         at = [i for i in range(len(toks)) if toks[i : i + len(vt)] == vt]
         rel = [i for i, t in enumerate(toks) if t in self.relation]

@@ -46,7 +46,7 @@ from langgraph.runtime import Runtime
 from saturate.nodes._accepted import accepted_index
 from saturate.nodes._chain_model import model_fill
 from saturate.nodes._model import ModelUsage, Prompt, error_text, first_int
-from saturate.nodes._search import cosine, result_passage
+from saturate.nodes._search import cosine, passage_vectors
 from saturate.nodes._slots import Reading, complete, fill_chains, result_texts
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
@@ -96,7 +96,9 @@ def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dic
     return round(10.0 * len(w_new - w_known) / len(w_new), 3), {"words": len(w_new)}
 
 
-def embedding_novelty(embeddings, task: str, new_results: list[dict], accepted: dict[str, dict]) -> tuple[float, dict]:
+def embedding_novelty(
+    embeddings, task: str, new_results: list[dict], accepted: dict[str, dict], source=None
+) -> tuple[float, dict]:
     """0-10: 10 x max over new results of (distance from everything accepted) x (on-topic-ness), in embedding space.
 
     distance = 1 - the highest cosine to an accepted result (a repeated url counts 0: a paraphrase of a known
@@ -106,7 +108,7 @@ def embedding_novelty(embeddings, task: str, new_results: list[dict], accepted: 
     if not new_results:
         return 0.0, {"results": 0}
     old = list(accepted.values())
-    vecs = embeddings.embed_documents([result_passage(r) for r in new_results + old])
+    vecs = passage_vectors(embeddings, source, new_results + old)  # a local corpus's stored vectors when it has them
     new_v, old_v = vecs[: len(new_results)], vecs[len(new_results) :]
     task_v = embeddings.embed_query(task)
     best_old = max((cosine(v, task_v) for v in old_v), default=0.0)
@@ -186,7 +188,9 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
             fallbacks.append("novelty_method=embedding but no embeddings: heuristic score used")
         else:
             try:
-                judged["embedding"] = embedding_novelty(embeddings, state["task"], results, accepted)
+                judged["embedding"] = embedding_novelty(
+                    embeddings, state["task"], results, accepted, runtime.context.source
+                )
             except Exception as exc:  # recorded; the heuristic judges the round instead
                 errors.append(f"novelty embeddings: {error_text(exc)}")
                 fallbacks.append("embeddings error: heuristic novelty used")

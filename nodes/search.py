@@ -58,7 +58,7 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
             or (key is not None and key(simple) == key(cur["query"]))
         )
     notes: list[str] = []
-    rerank = reranker(settings, runtime.context.embeddings, cur["query"], notes)
+    rerank = reranker(settings, runtime.context.embeddings, cur["query"], notes, source)
     first = ask(
         source,
         name,

@@ -118,6 +118,20 @@ class CachedSource:
     def fetch(self, result: SearchResult) -> str:
         return self.inner.fetch(result)
 
+    def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
+        """The inner corpus's stored document vectors (``LocalCorpus.vectors_of``); {} for a source without them."""
+        inner = getattr(self.inner, "vectors_of", None)
+        return inner(ids) if inner is not None else {}
+
+    @property
+    def vector_identity(self) -> str | None:
+        return getattr(self.inner, "vector_identity", None)
+
+    @property
+    def retrieval(self) -> str:
+        """How the inner source ranks ("lexical (BM25)", "hybrid: <model>"; web search: "its own ranking")."""
+        return getattr(self.inner, "name_detail", "its own ranking")
+
     def documents(self, ids: list[str]) -> dict[str, str]:
         """The inner source's local document texts (``LocalCorpus.documents``); {} for a source without them."""
         inner = getattr(self.inner, "documents", None)

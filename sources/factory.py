@@ -12,6 +12,8 @@ Local indexes live in ``home/index``, the cache in ``home/cache.db``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from saturate.sources.cache import CachedSource, SearchCache
@@ -27,9 +29,15 @@ DDG_TIMEOUT_S = 10  # ddgs' own per-request timeout (retries are counted by sear
 
 
 def open_source(
-    kind: str, corpus: str | None, settings: Settings, home: Path | str, cache: SearchCache
+    kind: str,
+    corpus: str | None,
+    settings: Settings,
+    home: Path | str,
+    cache: SearchCache,
+    meaning: Meaning | None = None,
 ) -> CachedSource:
-    """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``."""
+    """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``; with
+    ``meaning`` (an embedding model) a local corpus (not a titles view) ranks by meaning as well as words."""
     index = Path(home).expanduser() / "index"
     if kind == "ddg":
         inner: SearchSource = DuckDuckGoSource.from_settings(settings, timeout=DDG_TIMEOUT_S)
@@ -43,12 +51,29 @@ def open_source(
             inner = LocalCorpus.open(corpus, index)
         else:  # the settings validate the kind; this guards a future value
             raise ValueError(f"unknown source kind {kind!r}")
-        # the index file name carries the corpus version: a changed corpus misses the cache
+        if meaning is not None and kind in ("local", "wiki") and settings.retrieval == "hybrid":
+            inner.attach_vectors(meaning.embedder, meaning.identity, settings.hybrid_weight, meaning.progress)
+        # the index file name carries the corpus version, the retrieval its model and weight: either changed
+        # misses the cache
         params = {"index": inner.index_path.name if inner.index_path else None}
+        if getattr(inner, "_vectors", None) is not None:
+            params["retrieval"] = f"{meaning.identity}|{settings.hybrid_weight}"
     return CachedSource(inner, cache, settings.cache_ttl_s, params=params)
 
 
-def make_source(settings: Settings, home: Path | str, cache: SearchCache | None = None) -> SearchSource:
+@dataclass
+class Meaning:
+    """What a local corpus needs to rank by meaning: an embedding model (a LangChain Embeddings), its identity
+    (the vector file's key) and a progress callback for a first build (done, total)."""
+
+    embedder: object
+    identity: str
+    progress: Callable[[int, int], None] | None = None
+
+
+def make_source(
+    settings: Settings, home: Path | str, cache: SearchCache | None = None, meaning: Meaning | None = None
+) -> SearchSource:
     """The single loop's source: ``settings.source`` (over ``settings.corpus``), behind ``cache`` (default
     ``home/cache.db``; a PostgreSQL cache when sessions live there, see ``graph.storage``)."""
     home = Path(home).expanduser()
@@ -60,6 +85,7 @@ def make_source(settings: Settings, home: Path | str, cache: SearchCache | None 
             settings,
             home,
             cache if cache is not None else SearchCache(home / "cache.db"),
+            meaning,
         )
     except CorpusError as err:
         raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r})") from None
@@ -84,7 +110,11 @@ def resolve_specs(
 
 
 def open_sources(
-    specs: list[dict], settings: Settings, home: Path | str, cache: SearchCache | None = None
+    specs: list[dict],
+    settings: Settings,
+    home: Path | str,
+    cache: SearchCache | None = None,
+    meaning: Meaning | None = None,
 ) -> dict[str, SearchSource]:
     """One source per resolved spec, by name (a local spec without a corpus takes the ``corpus`` setting), all
     behind one ``cache`` (default ``home/cache.db``)."""
@@ -95,7 +125,7 @@ def open_sources(
     for spec in specs:
         corpus = spec.get("corpus") or (settings.corpus if spec["kind"] == "local" else None)
         try:
-            out[spec["name"]] = open_source(spec["kind"], corpus, settings, home, cache)
+            out[spec["name"]] = open_source(spec["kind"], corpus, settings, home, cache, meaning)
         except CorpusError as err:
             raise CorpusError(f"{err} (source {spec['name']!r} of the `sources` setting)") from None
     return out

@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 
+from saturate.sources.vectors import VectorIndex, unit
 from saturate.state.errors import BadInput
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, terms
@@ -38,6 +39,7 @@ SNIPPET_CHARS = 500
 MAX_QUERY_TERMS = 64  # longer queries keep their first 64 distinct terms
 FOLDER_SUFFIXES = (".md", ".txt")
 RANK = "bm25(2.0, 1.0)"  # FTS5 rank function: title weighted twice the text
+HYBRID_DEPTH = 50  # candidates each side (words, meaning) brings to the fused ranking
 
 Record = tuple[str, str, str, str]  # id, url, title, text
 
@@ -63,6 +65,11 @@ class LocalCorpus:
         self.count = _check_index(db, index_path or ":memory:")
         self.notes: list[str] = []  # what happened to the index (rebuilt after damage ...), for the session's notes
         self._rebuild = None  # set by open_keyed: rebuilds the index file from the corpus
+        self._vectors: VectorIndex | None = None  # attach_vectors: retrieval by meaning as well as words
+        self._embedder = None
+        self.hybrid_weight = 1.0
+        self.name_detail = "lexical (BM25)"
+        self.vector_identity: str | None = None  # the model of the stored vectors (re-ranking may share them)
 
     # --- constructors ---------------------------------------------------------
 
@@ -128,6 +135,8 @@ class LocalCorpus:
             for old in index_dir.glob(f"{stem}-*.sqlite"):
                 if old != index_path:
                     old.unlink(missing_ok=True)
+                    for vec in index_dir.glob(f"{old.stem}.vec-*"):  # the old version's vectors go with it
+                        vec.unlink(missing_ok=True)
             corpus = cls(_connect_ro(index_path), name, index_path, built=True)
             if reason:
                 corpus.notes.append(f"index {index_path.name} was unreadable ({reason}): rebuilt from {where}")
@@ -150,16 +159,37 @@ class LocalCorpus:
         return match_expression(query)
 
     def query_key(self, query: str) -> str:
-        """What this source actually searches for a query (its MATCH expression): two queries with the same
-        key return the same ranking, so a "simplified" retry that keeps the same terms is no new search."""
+        """What this source searches for a query's words (its MATCH expression): a "simplified" retry that keeps the
+        same terms asks for the same words, so round 1 takes the first query's next ranks instead of a second
+        search (by meaning too, the simplified words say nothing the question did not)."""
         return self.match(query)
 
     def search(self, query: str, k: int) -> list[SearchResult]:
-        expr = self.match(query)
-        if not expr or k <= 0:
+        if k <= 0:
             return []
+        expr = self.match(query)
+        if self._vectors is None:
+            return [r for r, _ in self._lexical(expr, k)] if expr else []
+        return self._hybrid(query, expr, k)
+
+    def _lexical(self, expr: str, k: int) -> list[tuple[SearchResult, int]]:
+        """(result, rowid) of the BM25 ranking, best first."""
+        rows = self._guarded(lambda: self._query(expr, k))
+        return [(self._result(row[1:-1], -row[-1]), row[0]) for row in rows]
+
+    def _bm25(self, expr: str, depth: int) -> dict[int, float]:
+        """{rowid: BM25 score} of the ``depth`` best, nothing else read (the fused ranking's lexical side)."""
+        sql = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
+
+        def ask() -> list[tuple]:
+            with self._lock:
+                return self._db.execute(sql, (expr, depth)).fetchall()
+
+        return {row: -rank for row, rank in self._guarded(ask)}
+
+    def _guarded(self, ask: Callable[[], list[tuple]]) -> list[tuple]:
         try:
-            rows = self._query(expr, k)
+            return ask()
         except sqlite3.DatabaseError as err:
             if self._rebuild is None:
                 raise
@@ -169,26 +199,100 @@ class LocalCorpus:
                 self._db.close()
                 self._db, self._rebuild = fresh._db, None
                 self.notes += fresh.notes
-            rows = self._query(expr, k)
-        results = []
-        for doc_id, url, title, head, length, bm25 in rows:
-            snippet = clip(head, SNIPPET_CHARS)
-            if length > len(head) and not snippet.endswith("…"):  # whitespace-heavy head: use it all
-                snippet = clip(self._text(doc_id), SNIPPET_CHARS)
-            results.append(
-                SearchResult(id=doc_id, url=url, title=title, snippet=snippet, source=self.name, score=-bm25)
-            )
-        return results
+            return ask()
+
+    def _result(self, row: tuple, score: float) -> SearchResult:
+        doc_id, url, title, head, length = row
+        snippet = clip(head, SNIPPET_CHARS)
+        if length > len(head) and not snippet.endswith("…"):  # whitespace-heavy head: use it all
+            snippet = clip(self._text(doc_id), SNIPPET_CHARS)
+        return SearchResult(id=doc_id, url=url, title=title, snippet=snippet, source=self.name, score=score)
 
     def _query(self, expr: str, k: int) -> list[tuple]:
         with self._lock:
             return self._db.execute(
                 # rank is configured as bm25(fts, 2.0, 1.0) at build; ORDER BY rank lets FTS5
                 # sort internally (about twice as fast as ORDER BY bm25(...) with a join)
-                "SELECT d.id, d.url, d.title, substr(d.text, 1, ?), length(d.text), fts.rank "
+                "SELECT d.rowid, d.id, d.url, d.title, substr(d.text, 1, ?), length(d.text), fts.rank "
                 "FROM fts JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? ORDER BY fts.rank LIMIT ?",
                 (SNIPPET_CHARS * 4, expr, k),
             ).fetchall()
+
+    # --- retrieval by meaning ---------------------------------------------------------------------------------
+
+    def attach_vectors(
+        self, embedder, identity: str, weight: float, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        """Rank by meaning as well as by words: the documents' vectors under ``embedder`` (a LangChain
+        Embeddings; ``identity`` names the model) are built once beside the index or reused
+        (``sources/vectors.py``); ``weight`` is the lexical share of the fused score (``_hybrid``)."""
+        if self.index_path is None:  # an in-memory index: vectors in memory too
+            raise CorpusError("retrieval by meaning needs an index on disk (open the corpus with an index folder)")
+        self._vectors = VectorIndex.open_or_build(
+            self.index_path, self.count, self._titles_and_texts, embedder, identity, progress
+        )
+        self._embedder, self.hybrid_weight = embedder, weight
+        self.name_detail = f"hybrid: {identity}"
+        self.vector_identity = identity
+
+    def _titles_and_texts(self) -> Iterator[tuple[str, str]]:
+        with self._lock:
+            rows = self._db.execute("SELECT title, text FROM docs ORDER BY rowid").fetchall()
+        yield from rows
+
+    def _hybrid(self, query: str, expr: str, k: int) -> list[SearchResult]:
+        """BM25 and cosine fused: each side's best ``HYBRID_DEPTH`` candidates, each score min-max normalised over
+        the candidates (a document one side did not find scores 0 there), ``weight`` x lexical + (1 - weight) x
+        dense. Normalised scores, not ranks: a name that matches exactly (a peaked BM25 ranking) keeps its lead,
+        a question worded unlike its answer is carried by meaning. The query cannot be embedded (the model
+        failed): the BM25 ranking alone, noted."""
+        depth = max(k, HYBRID_DEPTH)
+        lex_score = self._bm25(expr, depth) if expr else {}
+        try:
+            qvec = unit(self._embedder.embed_query(query))
+        except Exception as err:  # noqa: BLE001 - any model failure: words alone, noted (failure is data)
+            self.notes.append(f"query not embedded ({type(err).__name__}: {err}): ranked by words alone")
+            return [r for r, _ in self._lexical(expr, k)] if expr else []
+        dense = [i + 1 for i, _ in self._vectors.top(qvec, depth)]  # vector row i is the document of rowid i + 1
+        rows = list(dict.fromkeys([*lex_score, *dense]))
+        cos = dict(zip(rows, (self._vectors.vectors[[row - 1 for row in rows]] @ qvec).tolist()))
+        lo_l, hi_l = (min(lex_score.values()), max(lex_score.values())) if lex_score else (0.0, 0.0)
+        lo_d, hi_d = min(cos.values()), max(cos.values())
+
+        def norm(v: float, lo: float, hi: float) -> float:
+            return (v - lo) / (hi - lo) if hi > lo else 1.0
+
+        w = self.hybrid_weight
+        fused = {
+            row: w * (norm(lex_score[row], lo_l, hi_l) if row in lex_score else 0.0)
+            + (1 - w) * norm(cos[row], lo_d, hi_d)
+            for row in rows
+        }
+        best = sorted(rows, key=lambda row: (-fused[row], row))[:k]
+        with self._lock:  # only the k best are read
+            heads = self._db.execute(
+                f"SELECT rowid, id, url, title, substr(text, 1, ?), length(text) FROM docs "
+                f"WHERE rowid IN ({','.join('?' * len(best))})",
+                (SNIPPET_CHARS * 4, *best),
+            ).fetchall()
+        found = {row[0]: self._result(row[1:], round(fused[row[0]], 6)) for row in heads}
+        return [found[row] for row in best if row in found]
+
+    def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of these documents (re-ranking and embedding novelty share them: no text is embedded
+        twice); {} without vectors."""
+        if self._vectors is None or not ids:
+            return {}
+        out: dict[str, list[float]] = {}
+        ids = list(dict.fromkeys(ids))
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                rows = self._db.execute(
+                    f"SELECT id, rowid FROM docs WHERE id IN ({','.join('?' * len(part))})", part
+                ).fetchall()
+                out.update({doc_id: self._vectors.vectors[row - 1].tolist() for doc_id, row in rows})
+        return out
 
     def fetch(self, result: SearchResult) -> str:
         """Title + blank line + text of the document with ``result.id``; KeyError if unknown."""

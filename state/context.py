@@ -93,6 +93,7 @@ class Context:
     # claims evaluated with annotated stances (the verify benchmark): url -> recorded stance, or None
     stance_oracle: Callable[[str], str | None] | None = None
     model_budget: ModelBudget | None = None  # multi-source sessions: created on first use (see budget())
+    notes: list[str] = field(default_factory=list)  # what the session could not do as asked (lexical retrieval ...)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def budget(self, max_calls: int, max_tokens: int, seed: dict | None = None) -> ModelBudget:

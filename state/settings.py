@@ -85,7 +85,7 @@ class Settings(BaseModel):
         "everything the session accepted; `seed-heuristic`: the seed's word overlap against the rolling "
         "knowledge state only; `model`: the chat model rates 0-10 (needs `model`); `embedding`: how far the "
         "best new on-topic results are, in embedding space, from everything accepted (needs embeddings: "
-        "`embed_model`, saturate[embed]).",
+        "`embed_model`).",
     )
     stop_round: Literal["discard", "keep"] = Field(
         "keep",
@@ -116,6 +116,20 @@ class Settings(BaseModel):
         description="Ask the source for results the session has not accepted yet (over-fetch and skip them), "
         "so every round can add something; how many of the source's top results were repeats is recorded.",
     )
+    retrieval: Literal["hybrid", "lexical"] = Field(
+        "hybrid",
+        description="How a local corpus ranks: `hybrid` fuses its BM25 ranking with a ranking by meaning over "
+        "document vectors stored beside its index (built once, with progress, when first needed; `embed_model`); "
+        "`lexical`: BM25 only. Web search ranks by its own means. When no embedding model can be loaded the "
+        "session goes on lexically, with a note saying why and what fixes it.",
+    )
+    hybrid_weight: float = Field(
+        0.4,
+        ge=0,
+        le=1,
+        description="Share of the words (BM25, min-max normalised) in the hybrid score; the rest is the cosine "
+        "(normalised alike). Chosen on half A of the public sets by `saturate bench retrieval`.",
+    )
     rerank: Literal["none", "embedding"] = Field(
         "none",
         description="Re-rank a query's candidates before they count as results: `none`, or `embedding` "
@@ -132,9 +146,9 @@ class Settings(BaseModel):
     )
     embed_model: str | None = Field(
         None,
-        description="Embeddings for `rerank` / `novelty_method` `embedding`: `ollama:<model>` (OllamaEmbeddings, "
-        "e.g. `ollama:nomic-embed-text`), a sentence-transformers model name or path, or an ONNX model path. "
-        "Unset: all-MiniLM-L6-v2 (int8 ONNX) as shipped offline by the saturate[embed] extra.",
+        description="Embeddings for `retrieval` `hybrid`, `rerank` and `novelty_method` `embedding`: "
+        "`ollama:<model>` (OllamaEmbeddings, e.g. `ollama:nomic-embed-text`), a sentence-transformers model "
+        "name or path, or an ONNX model path. Unset: all-MiniLM-L6-v2 (int8 ONNX), shipped offline with saturate.",
     )
     search_quality_floor: int = Field(
         1800,

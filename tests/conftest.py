@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -20,17 +21,37 @@ def shared_file(*parts: str) -> Path:
     return path
 
 
+def child_env(home: Path | str, *, drop: tuple[str, ...] = (), **extra: str) -> dict[str, str]:
+    """The environment of a child process (the CLI, a batch, a server): the caller's without its SATURATE_* settings
+    (and without ``drop``'s prefixes), SATURATE_HOME=home, local corpora ranked by words (see ``home``) unless the
+    test runs under ``hybrid_home`` and passes its home, then ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SATURATE_", *drop))}
+    env["SATURATE_HOME"] = str(home)
+    under_fixture = os.environ.get("SATURATE_HOME") == str(home)
+    if not under_fixture or "SATURATE_RETRIEVAL" in os.environ:
+        env["SATURATE_RETRIEVAL"] = "lexical"
+    return {**env, **extra}
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    """A fresh SATURATE_HOME; SATURATE_* settings from the caller's environment are cleared."""
-    import os
-
+    """A fresh SATURATE_HOME; SATURATE_* settings from the caller's environment are cleared. Local corpora rank by
+    words here (SATURATE_RETRIEVAL=lexical: a fresh home would embed a corpus in every test); the tests of retrieval
+    by meaning (test_retrieval.py) use ``hybrid_home``."""
     for key in list(os.environ):
         if key.startswith("SATURATE_"):
             monkeypatch.delenv(key)
     h = tmp_path / "home"
     monkeypatch.setenv("SATURATE_HOME", str(h))
+    monkeypatch.setenv("SATURATE_RETRIEVAL", "lexical")
     return h
+
+
+@pytest.fixture
+def hybrid_home(home, monkeypatch):
+    """``home`` with the default retrieval: words and meaning."""
+    monkeypatch.delenv("SATURATE_RETRIEVAL")
+    return home
 
 
 @pytest.fixture(scope="session")

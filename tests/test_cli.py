@@ -12,7 +12,7 @@ import pytest
 
 from saturate.graph.cli import main
 
-from conftest import ROOT
+from conftest import ROOT, child_env
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 
@@ -26,11 +26,7 @@ def run_cli(*args, home, env=None, timeout=120):
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")},
-            "SATURATE_HOME": str(home),
-            **(env or {}),
-        },
+        env=child_env(home, **(env or {})),
     )
 
 

@@ -23,7 +23,7 @@ from saturate.graph.cli import main
 from saturate.sources import LocalCorpus, SqlitePageStore
 from saturate.sources.cache import SearchCache
 
-from conftest import ROOT
+from conftest import ROOT, child_env
 
 TASK = "Who founded the city of Rome?"
 
@@ -300,7 +300,7 @@ def small_disk(tmp_path):
 
 
 def _cli(*args, home):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
+    env = child_env(home)
     return subprocess.run(
         [sys.executable, "-m", "saturate.graph.cli", "--home", str(home), *args],
         cwd=ROOT,

@@ -315,7 +315,7 @@ except BadInput as exc:
 def test_missing_extra_says_what_to_install(blocked):
     out = run_py(BLOCKED, blocked)
     assert out["type"] == "EmbeddingsUnavailable"
-    assert "pip install 'saturate[embed]'" in out["error"] and "\n" not in out["error"]
+    assert "pip install --force-reinstall 'saturate[embed]'" in out["error"] and "\n" not in out["error"]
     assert blocked.replace("_", "-") in out["error"].replace("_", "-")  # names what is missing
 
 
@@ -332,7 +332,7 @@ from pathlib import Path
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.session import make_context
 from saturate.state.settings import load_settings
-settings = load_settings({})
+settings = load_settings({"retrieval": "lexical"})
 home = Path(sys.argv[1])
 home.mkdir()
 ctx = make_context(settings, home)
@@ -342,6 +342,8 @@ print(json.dumps({"resolved": repr(resolve_embeddings(settings)), "context": rep
 
 
 def test_default_settings_need_no_embeddings_and_import_nothing(tmp_path):
+    """Reranking and novelty use no embeddings by default; a session ranking by words alone imports no model
+    runtime at all (the default, retrieval hybrid, loads the offline model for the corpus: tests/test_retrieval.py)."""
     assert not needs_embeddings(load_settings({}))
     assert needs_embeddings(load_settings(EMBED)) and needs_embeddings(load_settings({"novelty_method": "embedding"}))
     given = DeterministicFakeEmbedding(size=4)

@@ -19,6 +19,9 @@ FIGURES = {
     "research_cold_s",
     "sessions_per_s",
     "saturate_help_s",
+    "vector_index_build_s",
+    "vector_search_p50_ms",
+    "hybrid_session_ratio",
 }
 
 

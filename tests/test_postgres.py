@@ -19,6 +19,8 @@ import pytest
 
 from saturate.graph.bench import pg_server
 
+from conftest import child_env
+
 pytestmark = pytest.mark.slow
 SATURATE = [sys.executable, "-m", "saturate.graph.cli"]
 
@@ -44,8 +46,7 @@ def db(pg, request):
 
 
 def cli(home: Path, *args: str, url: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
-    env["SATURATE_HOME"] = str(home)
+    env = child_env(home)
     done = subprocess.run(
         [*SATURATE, *args, *(["--database-url", url] if url else [])],
         capture_output=True,
@@ -96,8 +97,7 @@ def test_every_session_command_works_on_postgresql_and_writes_no_sqlite_file(db,
 def test_resume_after_a_kill_continues_in_postgresql(db, tmp_path):
     """A session killed mid-way (SIGKILL) is resumed from its last PostgreSQL checkpoint to the same answer."""
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
-    env.update(SATURATE_HOME=str(home), SATURATE_DATABASE_URL=db)
+    env = child_env(home, SATURATE_DATABASE_URL=db)
     code = (
         "import os, signal\n"
         "from saturate.graph import api\n"
@@ -131,8 +131,7 @@ def test_bad_urls_and_an_unreachable_server_are_one_line_with_the_password_maske
 
 
 def test_a_missing_postgres_extra_says_what_to_install(tmp_path, pg):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
-    env.update(SATURATE_HOME=str(tmp_path / "home"), SATURATE_DATABASE_URL=pg.url())
+    env = child_env(tmp_path / "home", SATURATE_DATABASE_URL=pg.url())
     code = (
         "import sys; sys.modules['psycopg'] = None\n"  # as if saturate[postgres] were not installed
         "from saturate.graph.cli import main; sys.exit(main(['runs']))"
@@ -179,8 +178,7 @@ def test_a_killed_batch_rerun_finishes_every_task_exactly_once(db, tmp_path, mus
     again: exactly 30 finished sessions, each started once, all visible through `saturate runs`, no sessions.db."""
     home = tmp_path / "home"
     tasks, out = _tasks_file(tmp_path, musique_tasks), tmp_path / "results.jsonl"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
-    env.update(SATURATE_HOME=str(home), SATURATE_DATABASE_URL=db)
+    env = child_env(home, SATURATE_DATABASE_URL=db)
     first = subprocess.Popen(
         [*_batch_cmd(tasks, musique_corpus, out), "--quiet"], env=env, start_new_session=True, stderr=subprocess.PIPE
     )
@@ -221,8 +219,7 @@ def test_two_machines_share_one_batch_without_running_a_task_twice(db, tmp_path,
     tasks = _tasks_file(tmp_path, musique_tasks, 24)
     procs = []
     for name in ("a", "b"):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
-        env.update(SATURATE_HOME=str(tmp_path / name), SATURATE_DATABASE_URL=db)
+        env = child_env(tmp_path / name, SATURATE_DATABASE_URL=db)
         cmd = [*_batch_cmd(tasks, musique_corpus, tmp_path / f"{name}.jsonl"), "--json"]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=300) for p in procs]

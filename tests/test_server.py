@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from conftest import ROOT, strip_timings
+from conftest import ROOT, child_env, strip_timings
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 READY_TIMEOUT_S = 60
@@ -54,11 +54,10 @@ def served_config(tmp) -> dict:
 
 
 def offline_env(home) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SATURATE_", "LANGSMITH_", "LANGCHAIN_"))}
+    env = child_env(home, drop=("LANGSMITH_", "LANGCHAIN_"))
     for key in ("LANGGRAPH_CLOUD_LICENSE_KEY", "LANGSMITH_CONTROL_PLANE_API_KEY", "OLLAMA_HOST"):
         env.pop(key, None)
     env.update(
-        SATURATE_HOME=str(home),
         LANGGRAPH_CLI_NO_ANALYTICS="1",  # langgraph_cli.analytics: no usage report
         LANGGRAPH_NO_VERSION_CHECK="true",  # langgraph_api.cli: no PyPI version check
         LANGSMITH_TRACING="false",

@@ -28,14 +28,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from saturate.graph.api import InputError
-from saturate.graph.bench.research import half_of, load_jsonl
+from saturate.graph.bench.research import half_of, load_jsonl, open_corpus
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import home_dir, shared_data
 from saturate.nodes._extract import NOT_ANSWERED
 from saturate.nodes._slots import result_texts
-from saturate.sources.local import LocalCorpus
-from saturate.sources.wiki import open_wiki
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -137,7 +135,7 @@ def run(args) -> int:
     settings = load_settings(overrides)  # bad settings are bad input (exit 2) before any work
     embeddings = resolve_embeddings(settings, home=home_dir())
     index = home_dir() / "index"
-    source = LocalCorpus.open(args.corpus, index) if args.corpus else open_wiki(index)
+    source = open_corpus(args.corpus, index, settings)  # ranked as the settings say (default: words and meaning)
     graph = build_graph()
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
     t0 = time.perf_counter()

@@ -44,12 +44,13 @@ from pathlib import Path
 
 from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
-from saturate.graph.embeddings import resolve_embeddings
+from saturate.graph.embeddings import resolve_embeddings, retrieval_meaning
 from saturate.graph.monitor.core import Monitor
 from saturate.graph.monitor.harness import task_recalls
 from saturate.graph.monitor.score import regression_pass_rate
 from saturate.graph.paths import home_dir, shared_data
 from saturate.sources.local import LocalCorpus
+from saturate.sources.wiki import open_wiki
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.records import SearchResult
@@ -385,8 +386,18 @@ def check_targets(
     return out
 
 
-def open_corpus(corpus: Path, index_dir: Path):
-    return LocalCorpus.open(corpus, index_dir)
+def open_corpus(corpus: Path | None, index_dir: Path, settings=None, progress=None):
+    """A benchmark's corpus (None: the embedded one), ranked as ``settings`` say: by words and meaning (the
+    default: its vectors built once, or reused) or by words alone; a model that cannot load ranks by words,
+    said on stderr."""
+    source = LocalCorpus.open(corpus, index_dir) if corpus is not None else open_wiki(index_dir)
+    if settings is not None and settings.retrieval == "hybrid":
+        meaning, notes = retrieval_meaning(settings.replace(source="local"), None, progress)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        if meaning is not None:
+            source.attach_vectors(meaning.embedder, meaning.identity, settings.hybrid_weight, meaning.progress)
+    return source
 
 
 TABLE = (  # (column, heading)
@@ -646,7 +657,7 @@ def run(args) -> int:
             raise InputError(f"{tpath}: line {bad[0]} lacks question/gold_ids")
         if args.limit:
             tasks = tasks[: args.limit]
-        source = open_corpus(cpath, index_dir)
+        source = open_corpus(cpath, index_dir, settings)
         per_policy = {p: {**overrides, **o, **((bench or {}).get("settings") or {})} for p, o in policies.items()}
         res = run_set(name, tasks, source, args.seed, per_policy, progress=say, embeddings=embeddings)
         # the harness's (monitor-raised) thresholds are for the default configuration; with --<setting>

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 
 from saturate.graph.api import InputError
-from saturate.graph.bench.research import SETS, answer_in, half_of, interpolate, load_jsonl
+from saturate.graph.bench.research import SETS, answer_in, half_of, interpolate, load_jsonl, open_corpus
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import home_dir, shared_data
@@ -43,7 +43,6 @@ from saturate.nodes import _slots
 from saturate.nodes._chain import parse_chains
 from saturate.nodes._slots import FEATURES, WEIGHTS, Reading, SlotScorer, anchors_of, fill_chains, result_texts
 from saturate.nodes.gate import decide_gate
-from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.rng import new_rng
@@ -251,7 +250,7 @@ def run(args) -> int:
         if not (tpath.exists() and cpath.exists()):
             raise InputError(f"{name}: {tpath} or {cpath} not found")
         task_sets[name] = load_jsonl(tpath)[: args.limit] if args.limit else load_jsonl(tpath)
-        sources[name] = LocalCorpus.open(cpath, home_dir() / "index")
+        sources[name] = open_corpus(cpath, home_dir() / "index", settings)
     current_fill = _slots.FILL_P
     by_fill: dict[float, dict[str, list[Trajectory]]] = {}
     for fill in sorted({current_fill, *(FILL_P if args.fill_p else ())}):

@@ -22,13 +22,14 @@ KINDS = {
     "batch": "saturate batch throughput: 1/2/4 workers on SQLite and PostgreSQL",
     "natural": "natural questions on the embedded corpus: the loop against one search",
     "tune": "the gate's defaults and the slot weights, chosen on half A, reported on A and B",
+    "retrieval": "words against words and meaning: recall, answer-bearing sources, the fusion weight",
 }
-SETTING_KINDS = ("research", "natural", "tune")  # kinds that take --<setting> VALUE for their sessions
+SETTING_KINDS = ("research", "natural", "tune", "retrieval")  # kinds that take --<setting> VALUE for their sessions
 
 
 def bench_module(kind: str) -> ModuleType:
     # heavy: the benchmark modules import LangGraph; imported when `saturate bench` is parsed
-    from saturate.graph.bench import batch, model, multi, natural, perf, research, tune, verify
+    from saturate.graph.bench import batch, model, multi, natural, perf, research, retrieval, tune, verify
 
     modules = {
         "research": research,
@@ -39,6 +40,7 @@ def bench_module(kind: str) -> ModuleType:
         "batch": batch,
         "natural": natural,
         "tune": tune,
+        "retrieval": retrieval,
     }
     return modules[kind]
 

@@ -200,6 +200,8 @@ class Progress:
         self._status = None
         self._console = console
         self.header: str | None = None  # printed before the first event (rich): nothing shows before a run starts
+        self._bar = None  # the progress bar of a first vector build (index_progress)
+        self._bar_task = None
         if style == "rich" and console is None:
             from rich.console import Console  # rich only when printing to a console: the CLI's --help stays fast
 
@@ -214,6 +216,9 @@ class Progress:
         self.close()
 
     def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
         if self._status is not None:
             self._status.stop()
             self._status = None
@@ -235,6 +240,40 @@ class Progress:
                 self._update(node, update or {})
 
     # ------------------------------------------------------------ events
+
+    def index_progress(self, done: int, total: int) -> None:
+        """A corpus's vectors being built (the first session on it): a progress bar on a terminal, a line at the
+        start and the end otherwise, ``{"event": "index", "done", "total"}`` in jsonl."""
+        if self.style == "jsonl":
+            if done in (0, total) or done % 1024 < 16:
+                self._emit({"event": "index", "done": done, "total": total})
+            return
+        if self.header is not None:
+            header, self.header = self.header, None
+            self._console.print(printable(header), markup=False)
+        what = f"indexing the corpus by meaning (once): {{}} / {total:,} documents"
+        if not self._console.is_terminal:
+            if done <= 16 or done >= total:
+                self._console.print(what.format(f"{done:,}"), markup=False)
+            return
+        if self._bar is None:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn  # rich: as above
+
+            self._bar = Progress(
+                TextColumn("indexing the corpus by meaning (once)"),
+                BarColumn(),
+                TextColumn("{task.completed:,}/{task.total:,} documents"),
+                TimeRemainingColumn(),
+                console=self._console,
+                transient=True,
+            )
+            self._bar.start()
+            self._bar_task = self._bar.add_task("index", total=total)
+        self._bar.update(self._bar_task, completed=done)
+        if done >= total:
+            self._bar.stop()
+            self._bar = None
+            self._console.print(what.format(f"{total:,}"), markup=False)
 
     def _custom(self, ev: dict) -> None:
         kind = ev.get("event")

@@ -1,0 +1,161 @@
+"""Document vectors of a local corpus, computed once beside its index and searched by cosine.
+
+``VectorIndex.open_or_build(index_path, rows, embedder, identity)`` returns the vectors of a corpus's
+documents under one embedding model: a ``.npy`` file beside the corpus's SQLite index, named after the
+index file (which carries the corpus's version) and the model's identity, so a changed corpus or another
+model gets its own file and an unchanged one is reused. A build embeds every document's title and opening
+(``DOC_CHARS`` characters: the part that says what the document is about; a 2-core machine embeds the
+10,033 summaries of the embedded corpus in well under a minute) in batches of ``BATCH``, reports its
+progress, writes a temporary file and moves it into place (``os.replace``) under a file lock, so a killed
+build leaves nothing half-written and two processes never build the same file twice. A file that does not
+match the index (its row count, its dimension) or cannot be read is rebuilt.
+
+Search is a brute-force scan: one matrix-vector product over the float32 vectors (unit length, so the dot
+product is the cosine; read into memory up to ``IN_MEMORY_BYTES``, memory-mapped beyond) and
+``numpy.argpartition`` for the best ``n``. Measured on this project's 2-core machine (``saturate bench
+perf``): well under a millisecond at 10,000 documents, linear in the corpus; an approximate index (HNSW,
+IVF) is not needed below the sizes measured there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock
+
+from saturate.state.text import clip
+
+DOC_CHARS = 128  # a document's title and opening, embedded: what it is about (about 28 WordPiece tokens)
+BATCH = 16  # documents per embedding call while building
+VERSION = 1  # the file's layout; a new one rebuilds every vector file
+IN_MEMORY_BYTES = 512 * 2**20  # vector files up to this size are read into memory; larger ones stay memory-mapped
+
+
+def doc_text(title: str, text: str) -> str:
+    """What is embedded of a document: its title and the opening of its text."""
+    body = " ".join((text or "").split())
+    return clip(f"{title}. {body}" if title else body, DOC_CHARS)
+
+
+class VectorIndex:
+    """The unit vectors of a corpus's documents, row i the document of rowid i + 1 (module docstring)."""
+
+    def __init__(self, path: Path, vectors: np.ndarray, identity: str):
+        self.path = path
+        self.vectors = vectors
+        self.identity = identity
+        self.count, self.dim = vectors.shape
+
+    @staticmethod
+    def path_for(index_path: Path, identity: str) -> Path:
+        digest = hashlib.sha256(f"{VERSION}|{identity}".encode()).hexdigest()[:12]
+        return index_path.with_name(f"{index_path.stem}.vec-{digest}.npy")
+
+    @classmethod
+    def open_or_build(
+        cls,
+        index_path: Path,
+        count: int,
+        rows: Callable[[], Iterable[tuple[str, str]]],
+        embedder,
+        identity: str,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> VectorIndex:
+        """The vectors of the ``count`` documents of the index at ``index_path``; ``rows()`` yields each
+        document's (title, text) in rowid order, read only when the vectors must be built."""
+        path = cls.path_for(index_path, identity)
+        found = cls._load(path, count, identity)
+        if found is not None:
+            return found
+        with FileLock(str(path) + ".lock"):
+            found = cls._load(path, count, identity)  # built by another process while this one waited
+            if found is not None:
+                return found
+            for old in index_path.parent.glob(f"{index_path.stem}.vec-*.npy"):  # another model's, or stale
+                if old != path:
+                    old.unlink(missing_ok=True)
+            vectors = cls._embed(rows, count, embedder, progress)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".building")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    np.save(fh, vectors)
+                os.replace(tmp, path)
+                path.with_suffix(".json").write_text(
+                    json.dumps({"identity": identity, "count": count, "dim": int(vectors.shape[1])})
+                )
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        loaded = cls._load(path, count, identity)
+        if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
+            raise OSError(f"the vectors written to {path} cannot be read back")
+        return loaded
+
+    @classmethod
+    def _load(cls, path: Path, count: int, identity: str) -> VectorIndex | None:
+        try:
+            meta = json.loads(path.with_suffix(".json").read_text())
+            vectors = np.load(path, mmap_mode="r")
+            if path.stat().st_size <= IN_MEMORY_BYTES:  # read into memory: a scan of it is several times faster
+                vectors = np.array(vectors)
+        except (OSError, ValueError):
+            return None
+        if meta.get("identity") != identity or vectors.ndim != 2 or vectors.shape[0] != count:
+            return None
+        if vectors.dtype != np.float32 or meta.get("dim") != vectors.shape[1]:
+            return None
+        return cls(path, vectors, identity)
+
+    @staticmethod
+    def _embed(rows, count: int, embedder, progress) -> np.ndarray:
+        out: list[np.ndarray] = []
+        batch: list[str] = []
+        done = 0
+
+        embed = getattr(embedder, "embed_batch", None) or embedder.embed_documents  # a batched path when it has one
+
+        def flush() -> None:
+            nonlocal done
+            vecs = np.asarray(embed(batch), dtype=np.float32)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            out.append(vecs / np.clip(norms, 1e-12, None))
+            done += len(batch)
+            batch.clear()
+            if progress is not None:
+                progress(done, count)
+
+        for title, text in rows():
+            batch.append(doc_text(title, text))
+            if len(batch) == BATCH:
+                flush()
+        if batch:
+            flush()
+        if not out:
+            raise ValueError("no documents to embed")
+        return np.concatenate(out)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of every document to ``query`` (a unit vector)."""
+        return self.vectors @ query
+
+    def top(self, query: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """The ``n`` best (row, cosine), best first."""
+        sims = self.scores(query)
+        n = min(n, len(sims))
+        if n <= 0:
+            return []
+        best = np.argpartition(-sims, n - 1)[:n]
+        best = best[np.argsort(-sims[best], kind="stable")]
+        return [(int(i), float(sims[i])) for i in best]
+
+
+def unit(vector) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm else v

@@ -1,0 +1,200 @@
+"""Retrieval by meaning: document vectors built once beside the index, fused with BM25, shared, and the lexical
+fallback when no model loads — with the real offline model (all-MiniLM-L6-v2, int8 ONNX)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from saturate.graph import research, session_state
+from saturate.graph.cli import main
+from saturate.graph.embeddings import build_embeddings
+from saturate.nodes._search import passage_vectors
+from saturate.sources import CachedSource, LocalCorpus, SearchCache
+from saturate.sources.vectors import VectorIndex, doc_text
+from saturate.state.settings import load_settings
+
+DOCS = [
+    {
+        "id": "nile",
+        "title": "Nile",
+        "text": "Major north-flowing waterway of the Egyptian and Sudanese deserts, emptying into the Mediterranean "
+        "Sea.",
+    },
+    {"id": "vistula", "title": "Vistula", "text": "The longest river in Poland, flowing into the Baltic Sea."},
+    {"id": "lena", "title": "Lena River", "text": "The longest river flowing entirely within Russia."},
+    {
+        "id": "vaccine",
+        "title": "Vaccine",
+        "text": "A biological preparation that provides active acquired immunity to a particular infectious disease.",
+    },
+    {
+        "id": "hesitancy",
+        "title": "Vaccine hesitancy",
+        "text": "Reluctance or refusal of vaccines despite their availability; it works against public health.",
+    },
+    {"id": "paris", "title": "Paris", "text": "Capital and largest city of France."},
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    m, identity = build_embeddings(load_settings({}, env={}))
+    return m, identity
+
+
+class Counting:
+    """The real model, counting the texts it embeds."""
+
+    def __init__(self, inner):
+        self.inner, self.texts = inner, 0
+
+    def embed_documents(self, texts):
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in DOCS) + "\n")
+    return LocalCorpus.open(path, tmp_path / "index"), path
+
+
+def test_vectors_are_built_once_beside_the_index_and_reused(corpus, model):
+    src, path = corpus
+    m, identity = model
+    counting, seen = Counting(m), []
+    src.attach_vectors(counting, identity, 0.4, lambda done, total: seen.append((done, total)))
+    assert counting.texts == len(DOCS) and seen[-1] == (len(DOCS), len(DOCS))
+    vec = VectorIndex.path_for(src.index_path, identity)
+    assert vec.is_file() and vec.parent == src.index_path.parent and not list(vec.parent.glob("*.building"))
+    v = np.load(vec)
+    assert v.shape == (len(DOCS), 384) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    again = LocalCorpus.open(path, src.index_path.parent)
+    counting2 = Counting(m)
+    again.attach_vectors(counting2, identity, 0.4)
+    assert counting2.texts == 0  # reused: nothing embedded again
+    # another model: its own file, the old one removed
+    other = LocalCorpus.open(path, src.index_path.parent)
+    other.attach_vectors(Counting(m), identity + "-other", 0.4)
+    assert VectorIndex.path_for(src.index_path, identity + "-other").is_file() and not vec.exists()
+
+
+def test_a_changed_corpus_or_a_damaged_vector_file_is_rebuilt(corpus, model, tmp_path):
+    src, path = corpus
+    m, identity = model
+    src.attach_vectors(m, identity, 0.4)
+    vec = VectorIndex.path_for(src.index_path, identity)
+    vec.write_bytes(b"not numpy")  # damaged: rebuilt at the next open
+    again = LocalCorpus.open(path, src.index_path.parent)
+    counting = Counting(m)
+    again.attach_vectors(counting, identity, 0.4)
+    assert counting.texts == len(DOCS) and np.load(vec).shape[0] == len(DOCS)
+    path.write_text(path.read_text() + json.dumps({"id": "x", "title": "Danube", "text": "A river."}) + "\n")
+    changed = LocalCorpus.open(path, src.index_path.parent)  # a new index file, so new vectors
+    counting = Counting(m)
+    changed.attach_vectors(counting, identity, 0.4)
+    assert counting.texts == len(DOCS) + 1
+
+
+def test_meaning_finds_what_words_miss_and_words_keep_exact_names(corpus, model):
+    src, _ = corpus
+    m, identity = model
+    words = [r.title for r in src.search("longest river in Africa", 3)]
+    src.attach_vectors(m, identity, 0.4)
+    both = [r.title for r in src.search("longest river in Africa", 3)]
+    assert "Nile" not in words and "Nile" in both  # a page no word of the question is in: found by meaning
+    assert "Vaccine" in [r.title for r in src.search("How do vaccines work?", 2)]
+    assert src.search("Lena River", 1)[0].title == "Lena River"  # an exact name keeps its lead
+    # a retry with the same words is no new search, by meaning too: round 1 takes the next ranks instead
+    assert src.query_key("longest river Africa") == src.query_key("the longest river in Africa?")
+    assert doc_text("Nile", "x " * 200).startswith("Nile. x") and len(doc_text("Nile", "x " * 200)) <= 128
+    # the stored vectors are shared: a re-ranker with the same model embeds nothing
+    shared = Counting(m)
+    shared.identity = identity
+    results = [{"id": "nile", "title": "Nile", "snippet": "..."}, {"id": "nope", "title": "Other", "snippet": "x"}]
+    vectors = passage_vectors(shared, src, results)
+    assert len(vectors) == 2 and shared.texts == 1  # only the document the corpus does not hold
+
+
+def test_a_model_failing_at_query_time_leaves_the_words_noted(corpus, model):
+    src, _ = corpus
+    m, identity = model
+    src.attach_vectors(m, identity, 0.4)
+
+    class Broken:
+        def embed_query(self, text):
+            raise ConnectionError("ollama went away")
+
+    src._embedder = Broken()
+    assert [r.title for r in src.search("Vistula", 1)] == ["Vistula"]
+    assert any("ranked by words alone" in n for n in src.drain_notes())
+
+
+def test_the_search_cache_keys_the_retrieval(corpus, model, tmp_path):
+    src, _ = corpus
+    m, identity = model
+    cache = SearchCache(tmp_path / "cache.db")
+    lexical = CachedSource(src, cache, ttl_s=60, params={"index": src.index_path.name})
+    first = [r.title for r in lexical.search("longest river in Africa", 3)]
+    src.attach_vectors(m, identity, 0.4)
+    hybrid = CachedSource(src, cache, ttl_s=60, params={"index": src.index_path.name, "retrieval": identity})
+    assert "Nile" in [r.title for r in hybrid.search("longest river in Africa", 3)] and "Nile" not in first
+    assert hybrid.vector_identity == identity and hybrid.retrieval.startswith("hybrid")
+
+
+def test_a_session_ranks_by_meaning_by_default_and_shows_the_first_build(hybrid_home, corpus, capsys):
+    _, path = corpus
+    assert main(["research", "What is the longest river in Africa?", "--corpus", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sources"][0]["title"] == "Nile" or "Nile" in [s["title"] for s in out["sources"][:3]]
+    assert main(["research", "How do vaccines work?", "--corpus", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "indexing the corpus by meaning" not in err  # built once, by the first session
+    assert main(["research", "Where is the Vistula?", "--corpus", str(path), "--retrieval", "lexical", "--quiet"]) == 0
+
+
+def test_no_model_means_words_only_with_a_note_that_says_the_fix(hybrid_home, corpus, tmp_path):
+    _, path = corpus
+    missing = tmp_path / "nowhere" / "model.onnx"
+    result = research("longest river in Africa", thread_id="w", corpus=str(path), embed_model=str(missing))
+    assert result.outcome == "answer"
+    notes = session_state("w")["notes"]
+    assert any(n.startswith("retrieval by words only: ") and "ONNX model file" in n for n in notes), notes
+    assert any("retrieval by words only" in n for n in result.debug["notes"])
+
+
+def test_the_onnx_model_embeds_a_batch_like_one_text_at_a_time(model):
+    m, _ = model
+    texts = ["The Nile flows north.", "Vaccines train the immune system to recognise a pathogen."]
+    batch = np.asarray(m.embed_batch(texts))
+    single = np.asarray(m.embed_documents(texts))
+    assert batch.shape == single.shape and np.allclose(batch, single, atol=1e-3)
+
+
+@pytest.mark.slow  # about a minute: the embedded corpus's 10,033 summaries are embedded once
+def test_the_embedded_corpus_finds_the_pages_words_missed(wiki_source, model):
+    m, identity = model
+    wiki_source.attach_vectors(m, identity, load_settings({}, env={}).hybrid_weight)
+    for query, page in (
+        ("What is the longest river in Africa and which countries does it flow through?", "Nile"),
+        ("How do vaccines work?", "Vaccine"),
+    ):
+        titles = [r.title for r in wiki_source.search(query, 10)]  # round 1: the task, over-fetched to 10
+        assert page in titles, (query, titles)
+
+
+def test_a_new_corpus_version_takes_the_old_vectors_away(corpus, model):
+    src, path = corpus
+    m, identity = model
+    src.attach_vectors(m, identity, 0.4)
+    old = VectorIndex.path_for(src.index_path, identity)
+    path.write_text(path.read_text() + json.dumps({"id": "y", "title": "Rhine", "text": "A river."}) + "\n")
+    LocalCorpus.open(path, src.index_path.parent)  # re-indexed: the old index file and its vectors removed
+    assert not old.exists() and not old.with_suffix(".json").exists()
