@@ -4,17 +4,9 @@ Search: ddgs raises ``DDGSException("No results found.")`` rather than
 returning []; that one case becomes [] and is never retried. A transient
 failure — ddgs' TimeoutException or RatelimitException, a timeout,
 connection or DNS error, HTTP 429/5xx (ddgs folds the underlying error into
-the DDGSException message, so the message is matched) — is retried up to
-``retries`` times with exponential backoff and jitter (``base_delay_s`` x 2^n,
-between half and all of it); each retry is logged. Then, and for every other
-failure, a SearchError names the query, the attempts and the underlying
-error; nothing is swallowed (the search node records it in the round).
-
-Why a retry loop here and not LangGraph's RetryPolicy on the search node: the
-node records failures instead of raising (a RetryPolicy would never fire), a
-retried node re-runs all of it (also the round-1 quality-floor query), and
-the retries would not show in the round; here they are bounded per query,
-testable with an injected ``sleep``, and the attempt count is in the error.
+the DDGSException message, so the message is matched) — is retried with
+backoff (``sources.retry``: bounded, logged, then a SearchError naming the
+query, the attempts and the underlying error; nothing is swallowed).
 
 Fetch: ``fetch(result)`` reads the page through ``sources.fetch.fetch_page``
 (http/https only, no private addresses, also after redirects, bounded size
@@ -24,7 +16,6 @@ a ``FetchedText`` carrying the final URL, content type and notes.
 
 from __future__ import annotations
 
-import logging
 import random
 import re
 import socket
@@ -35,13 +26,12 @@ from urllib.parse import urlsplit
 
 from saturate.sources.extract import defuse, main_text
 from saturate.sources.fetch import FetchedText, FetchError, fetch_page
-from saturate.state.context import SearchError
+from saturate.sources.retry import with_retries
 from saturate.state.records import SearchResult
 from saturate.state.text import clip
 
 SNIPPET_CHARS = 500
 NO_RESULTS = "No results found."
-log = logging.getLogger("saturate.ddg")
 
 _TRANSIENT = re.compile(
     r"time[ds]?\s?out|timeout|connect|connection|dns|resolv|network|unreachable|reset by peer|broken pipe|"
@@ -62,12 +52,6 @@ def is_transient(err: BaseException) -> bool:
     if "DDGSException" in names or isinstance(err, OSError):
         return bool(_TRANSIENT.search(str(err)))
     return False
-
-
-def backoff_delay(retry: int, base_s: float, jitter: float) -> float:
-    """Delay before retry number ``retry`` (0-based): base x 2^retry, scaled into [1/2, 1] by ``jitter`` in [0, 1)."""
-    full = base_s * (2**retry)
-    return full / 2 + full / 2 * jitter
 
 
 def _default_factory(timeout: int | None) -> Any:
@@ -149,11 +133,10 @@ class DuckDuckGoSource:
     def search(self, query: str, k: int) -> list[SearchResult]:
         if not query.strip() or k <= 0:
             return []
-        attempt = 0
-        while True:
-            attempt += 1
+
+        def ask() -> list:
             try:
-                rows = self._factory(timeout=self.timeout).text(
+                return self._factory(timeout=self.timeout).text(
                     query,
                     region=self.region,
                     safesearch=self.safesearch,
@@ -161,34 +144,26 @@ class DuckDuckGoSource:
                     backend=self.backend,
                     max_results=k,
                 )
-                break
-            except Exception as err:  # noqa: BLE001 - retried or re-raised as SearchError below
+            except Exception as err:
                 if _is_no_results(err):
                     return []
-                transient = is_transient(err)
-                if transient and attempt <= self.retries:
-                    delay = backoff_delay(attempt - 1, self.retry_base_s, self._jitter())
-                    log.warning(
-                        "ddg search %r attempt %d/%d failed (%s: %s); retrying in %.2fs",
-                        clip(query, 200),
-                        attempt,
-                        self.retries + 1,
-                        type(err).__name__,
-                        err,
-                        delay,
-                    )
-                    self._sleep(delay)
-                    continue
-                kind = "transient failure" if transient else "failure"
-                raise SearchError(
-                    f"ddg search for {clip(query, 200)!r} failed after {attempt} attempt(s) ({kind}): "
-                    f"{type(err).__name__}: {err}"
-                ) from err
+                raise
+
+        rows = with_retries(
+            ask,
+            source="ddg",
+            query=query,
+            retries=self.retries,
+            base_s=self.retry_base_s,
+            transient=is_transient,
+            sleep=self._sleep,
+            jitter=self._jitter,
+        )
         results: list[SearchResult] = []
         seen: set[str] = set()
         for row in rows or []:
             href = (row or {}).get("href")
-            if not isinstance(href, str) or href in seen or not _is_web_url(href):
+            if not isinstance(href, str) or href in seen or not is_web_url(href):
                 continue  # a result without an http(s) link (javascript:, data:, a bare path) is no source
             seen.add(href)
             results.append(
@@ -208,22 +183,32 @@ class DuckDuckGoSource:
 
     def fetch(self, result: SearchResult) -> str:
         """The page's main text. Raises FetchRefused / FetchError with the reason (enrich records it)."""
-        page = self._fetcher(
+        return read_web_page(
             result.url,
+            self._fetcher,
             allow_hosts=self.fetch_allow_hosts,
             max_bytes=self.fetch_max_bytes,
             timeout_s=self.fetch_timeout_s,
         )
-        text = main_text(page.text, page.content_type, page.final_url)
-        if not text:
-            raise FetchError(f"no main text could be extracted from {page.final_url} ({page.content_type})")
-        notes = list(page.notes)
-        if page.redirects:
-            notes.append(f"redirected {len(page.redirects)} time(s)")
-        return FetchedText(text, final_url=page.final_url, content_type=page.content_type, notes=notes)
 
     def __repr__(self) -> str:
         return f"DuckDuckGoSource({self.params})"
+
+
+def read_web_page(
+    url: str, fetcher: Callable[..., Any], *, allow_hosts: Iterable[str], max_bytes: int, timeout_s: float
+) -> FetchedText:
+    """A web page's main text through the safe fetcher (``fetch_page``: no private addresses, also after redirects,
+    bounded size and time), with the final URL, content type and notes; FetchRefused / FetchError otherwise. Every
+    web source reads its results' pages here."""
+    page = fetcher(url, allow_hosts=allow_hosts, max_bytes=max_bytes, timeout_s=timeout_s)
+    text = main_text(page.text, page.content_type, page.final_url)
+    if not text:
+        raise FetchError(f"no main text could be extracted from {page.final_url} ({page.content_type})")
+    notes = list(page.notes)
+    if page.redirects:
+        notes.append(f"redirected {len(page.redirects)} time(s)")
+    return FetchedText(text, final_url=page.final_url, content_type=page.content_type, notes=notes)
 
 
 def _is_no_results(err: Exception) -> bool:
@@ -235,7 +220,7 @@ def _is_no_results(err: Exception) -> bool:
     return type(err) is DDGSException and str(err) == NO_RESULTS
 
 
-def _is_web_url(href: str) -> bool:
+def is_web_url(href: str) -> bool:
     """An absolute http(s) URL with a host, at most 2,000 characters, no whitespace or control characters."""
     parts = urlsplit(href)
     return (

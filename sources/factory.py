@@ -2,9 +2,10 @@
 
 ``open_source(kind, corpus, settings, home, cache)`` builds ``local`` (``LocalCorpus``
 over the corpus, else the embedded Wikipedia corpus), ``titles``
-(``TitleCorpus`` over the same index), ``wiki`` (the embedded corpus) or ``ddg``
+(``TitleCorpus`` over the same index), ``wiki`` (the embedded corpus), ``ddg``
 (``DuckDuckGoSource`` with the ``ddg_*``, ``search_retries*`` and ``fetch_*``
-settings), wrapped in ``CachedSource``. ``make_source`` is the single loop's
+settings) or ``searxng`` (``SearxngSource``, the ``searxng_*`` ones), wrapped in
+``CachedSource``. ``make_source`` is the single loop's
 (``source``/``corpus``); ``resolve_specs`` + ``open_sources`` are the
 multi-source session's (the ``sources`` setting, one cache file shared).
 Local indexes live in ``home/index``, the cache in ``home/cache.db``.
@@ -19,6 +20,7 @@ from pathlib import Path
 from saturate.sources.cache import CachedSource, SearchCache
 from saturate.sources.ddg import DuckDuckGoSource
 from saturate.sources.local import CorpusError, LocalCorpus
+from saturate.sources.searxng import SearxngSource
 from saturate.sources.titles import TitleCorpus
 from saturate.sources.wiki import open_wiki
 from saturate.state.context import SearchSource
@@ -41,6 +43,9 @@ def open_source(
     index = Path(home).expanduser() / "index"
     if kind == "ddg":
         inner: SearchSource = DuckDuckGoSource.from_settings(settings, timeout=DDG_TIMEOUT_S)
+        params = inner.params
+    elif kind == "searxng":
+        inner = SearxngSource.from_settings(settings)
         params = inner.params
     else:
         if kind == "wiki" or (kind == "local" and not corpus):

@@ -100,8 +100,10 @@ class Settings(BaseModel):
         "so resume and replay still make the same decisions.",
     )
     # --- search -------------------------------------------------------------
-    source: Literal["local", "ddg"] = Field(
-        "local", description="`local`: SQLite FTS5 corpus (offline); `ddg`: DuckDuckGo web search."
+    source: Literal["local", "ddg", "searxng"] = Field(
+        "local",
+        description="`local`: SQLite FTS5 corpus (offline); `ddg`: DuckDuckGo web search; `searxng`: a SearXNG "
+        "instance's JSON API (`searxng_url`).",
     )
     corpus: str | None = Field(
         None,
@@ -165,6 +167,30 @@ class Settings(BaseModel):
         None, description="DuckDuckGo time limit (day/week/month/year)."
     )
     ddg_backend: str = Field("auto", min_length=1, description="ddgs backend(s), e.g. `auto`, `duckduckgo`, `bing`.")
+    searxng_url: str = Field(
+        "http://127.0.0.1:8888",
+        max_length=2048,
+        pattern=r"^https?://\S+$",
+        description="Base URL of the SearXNG instance (`source searxng`); yours, so it may be on localhost or a "
+        "private address. Its settings.yml must list `json` under `search: formats:`.",
+    )
+    searxng_categories: str = Field(
+        "general", min_length=1, max_length=200, description="SearXNG categories, e.g. `general`, `science,it`."
+    )
+    searxng_language: str = Field(
+        "auto", min_length=1, max_length=20, description="SearXNG search language, e.g. `auto`, `en`, `fr-FR`, `all`."
+    )
+    searxng_time_range: Literal["day", "week", "month", "year"] | None = Field(
+        None, description="SearXNG time range. Unset: any time."
+    )
+    searxng_safesearch: Literal["on", "moderate", "off"] = Field("moderate", description="SearXNG safe search.")
+    searxng_engines: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="SearXNG engines to ask, comma-separated (e.g. `wikipedia,duckduckgo`). Unset: the instance's "
+        "defaults for the categories.",
+    )
     search_retries: int = Field(
         2,
         ge=0,

@@ -9,6 +9,7 @@ JSON object. Spec strings (comma-separated on the CLI and in the environment)::
     local                                          the `corpus` setting, else the embedded corpus
     wiki                                           the embedded Wikipedia summaries
     ddg                                            DuckDuckGo web search
+    searxng                                        the SearXNG instance at `searxng_url`
 
 JSON (a list; strings and objects may mix)::
 
@@ -16,7 +17,7 @@ JSON (a list; strings and objects may mix)::
 
 Kinds: ``local`` (SQLite FTS5 BM25 over title and text), ``titles`` (the same
 index matched on titles only: names, not facts — the shallow kind), ``wiki``
-(the embedded Wikipedia vital-articles summaries) and ``ddg`` (the web). A
+(the embedded Wikipedia vital-articles summaries), ``ddg`` and ``searxng`` (the web). A
 source without a ceiling gets its kind's (``source_ceilings``), without a
 description its kind's characteristics text (``source_descriptions``); both
 reach the per-source decision. A source's ``depth`` (``shallow`` or ``rich``; default: its
@@ -37,11 +38,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-SourceKind = Literal["local", "titles", "wiki", "ddg"]
+SourceKind = Literal["local", "titles", "wiki", "ddg", "searxng"]
 SourceDepth = Literal["shallow", "rich"]
-SOURCE_KINDS: tuple[str, ...] = ("local", "titles", "wiki", "ddg")
+SOURCE_KINDS: tuple[str, ...] = ("local", "titles", "wiki", "ddg", "searxng")
 
-DEFAULT_CEILINGS: dict[str, int] = {"local": 6, "titles": 3, "wiki": 6, "ddg": 6}
+DEFAULT_CEILINGS: dict[str, int] = {"local": 6, "titles": 3, "wiki": 6, "ddg": 6, "searxng": 6}
 DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "local": "Local corpus, full-text BM25 over titles and text: deep and precise for facts stated in the "
     "documents; repeats itself quickly once the topic's documents are found.",
@@ -50,10 +51,17 @@ DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "wiki": "Embedded Wikipedia vital-article summaries (about 10,000 short introductions): broad, general, "
     "shallow on specifics.",
     "ddg": "DuckDuckGo web search: broad and current, mixed reliability, many near-duplicate pages.",
+    "searxng": "SearXNG metasearch (several web engines at once): broad and current, mixed reliability.",
 }
 # the design's source_depth_expectation: full text and the web are rich; titles-only and the embedded
 # summaries (broad, short introductions) are shallow
-DEFAULT_DEPTHS: dict[str, str] = {"local": "rich", "titles": "shallow", "wiki": "shallow", "ddg": "rich"}
+DEFAULT_DEPTHS: dict[str, str] = {
+    "local": "rich",
+    "titles": "shallow",
+    "wiki": "shallow",
+    "ddg": "rich",
+    "searxng": "rich",
+}
 DEPTH_EXPECTATIONS: dict[str, str] = {
     "shallow": "shallow: one or two queries usually exhaust it",
     "rich": "rich: five to eight queries are usual before it repeats itself",
@@ -114,8 +122,8 @@ def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
     used: set[str] = set()
     for item in value:
         raw = parse_spec(item)
-        if raw.get("kind") == "ddg" and raw.get("corpus"):
-            raise ValueError("a ddg source takes no corpus")
+        if raw.get("kind") in ("ddg", "searxng") and raw.get("corpus"):
+            raise ValueError(f"a {raw['kind']} source takes no corpus")
         if raw.get("kind") == "titles" and not raw.get("corpus"):
             raise ValueError("a titles source needs a corpus: titles:FILE")
         try:

@@ -87,7 +87,7 @@ def test_json_output_and_env_settings(home, musique_corpus):
         (["research", ""], "the task is empty"),
         (["research", "   "], "the task is empty"),
         (["research", "x" * 2001], "the limit is 2000"),
-        (["research", "q", "--source", "bing"], "source: Input should be 'local' or 'ddg'"),
+        (["research", "q", "--source", "bing"], "source: Input should be 'local', 'ddg' or 'searxng'"),
         (["research", "q", "--max-rounds", "0"], "max_rounds: Input should be greater than or equal to 1"),
         (["research", "q", "--novelty-threshold", "eleven"], "novelty_threshold: Input should be a valid number"),
         (["research", "q", "--min-rounds", "4", "--max-rounds", "3"], "min_rounds (4) must not exceed max_rounds (3)"),

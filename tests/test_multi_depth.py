@@ -77,9 +77,9 @@ def test_on_topic_counts_results_naming_the_tasks_subject():
 
 
 def test_source_depths_by_kind_and_per_source():
-    assert DEFAULT_DEPTHS == {"local": "rich", "titles": "shallow", "wiki": "shallow", "ddg": "rich"}
-    s = load_settings({"sources": "local:a.jsonl,titles:a.jsonl,wiki,ddg"}, env={})
-    assert [x["depth"] for x in resolve_specs(s)] == ["rich", "shallow", "shallow", "rich"]
+    assert DEFAULT_DEPTHS == {"local": "rich", "titles": "shallow", "wiki": "shallow", "ddg": "rich", "searxng": "rich"}
+    s = load_settings({"sources": "local:a.jsonl,titles:a.jsonl,wiki,ddg,searxng"}, env={})
+    assert [x["depth"] for x in resolve_specs(s)] == ["rich", "shallow", "shallow", "rich", "rich"]
     js = load_settings({"sources": '[{"name": "w", "kind": "wiki", "depth": "rich"}, "titles:a.jsonl"]'}, env={})
     assert [(x["name"], x["depth"]) for x in resolve_specs(js)] == [("w", "rich"), ("titles:a", "shallow")]
     assert resolve(SourceSpec(kind="local"), {}, {}, {"local": "shallow"})["depth"] == "shallow"

@@ -20,8 +20,9 @@ from langgraph.runtime import Runtime
 from saturate.graph.api import research, session_state
 from saturate.nodes.enrich import enrich
 from saturate.sources import CachedSource, DuckDuckGoSource, SqlitePageStore, make_source
-from saturate.sources.ddg import backoff_delay, is_transient
+from saturate.sources.ddg import is_transient
 from saturate.sources.fetch import fetch_page
+from saturate.sources.retry import backoff_delay
 from saturate.state.context import Context, SearchError
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -131,7 +132,7 @@ def test_no_results_is_an_empty_round_and_never_retried():
 def test_a_retry_that_succeeds_returns_results_and_logs_the_failure(caplog):
     fake = FakeDDGS(TimeoutException("timed out"), RatelimitException("202 Ratelimit"), [ROW])
     src = ddg(fake, retries=2, retry_base_s=0.1)
-    with caplog.at_level(logging.WARNING, logger="saturate.ddg"):
+    with caplog.at_level(logging.WARNING, logger="saturate.search"):
         results = src.search("victoria falls", 5)
     assert [r.url for r in results] == [ROW["href"]] and len(fake.calls) == 3
     assert src._sleep == [pytest.approx(0.075), pytest.approx(0.15)]

@@ -50,8 +50,8 @@ BREADCRUMB_PASSES = 2
 # source kinds, best first, per purpose: a lead's link to the task is stated in running text; an entity's
 # own page is found by its name
 AFFINITY = {
-    "breadcrumb": ("local", "ddg", "wiki", "titles"),
-    "entity": ("titles", "wiki", "local", "ddg"),
+    "breadcrumb": ("local", "ddg", "searxng", "wiki", "titles"),
+    "entity": ("titles", "wiki", "local", "ddg", "searxng"),
 }
 
 

@@ -1,0 +1,261 @@
+"""SearxngSource: web search through a SearXNG (or searx) instance's JSON API, pages through the safe fetcher.
+
+``GET {url}/search?q=…&format=json`` with the instance's own categories, language, time range, safe search and
+engines. The instance is the user's: it may run on localhost or a private address, so it is asked directly (with
+``httpx``, bounded in time and size), not through the SSRF-guarded fetcher; the result URLs it returns are the
+web's, and reading them goes through ``sources.fetch`` like every other page (private, loopback and link-local
+addresses refused, also after redirects).
+
+What can go wrong, and what the user reads (one line, a SearchError the round records):
+
+- the instance cannot be reached: its URL and the ``searxng_url`` setting;
+- it answers HTML, or HTTP 403, instead of JSON: its JSON format is off — ``search: formats: [html, json]`` in its
+  ``settings.yml`` turns it on;
+- it rate-limits (HTTP 429, its limiter): retried after Retry-After within a bound (``sources.retry``), then the
+  failure (a chain's next source answers);
+- it answers with no results and names unresponsive engines (every engine timed out, was suspended or is
+  unreachable): a failure naming them, not an empty "nothing found" — the instance did not search.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Iterable
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from saturate.sources.ddg import is_web_url, read_web_page
+from saturate.sources.extract import defuse
+from saturate.sources.fetch import fetch_page
+from saturate.sources.retry import RateLimited, with_retries
+from saturate.state.context import SearchError
+from saturate.state.records import SearchResult
+from saturate.state.text import clip
+
+SNIPPET_CHARS = 500
+MAX_REPLY_BYTES = 5_000_000  # a search page's JSON is tens of KB; anything far larger is not one
+SAFESEARCH = {"off": 0, "moderate": 1, "on": 2}
+JSON_OFF = (
+    "its JSON format is off: add json to `search: formats:` in its settings.yml (e.g. `formats: [html, json]`) "
+    "and restart it"
+)
+
+
+class SearxngSource:
+    """A SearchSource over a SearXNG instance's ``/search?format=json``; ``fetch`` reads pages safely."""
+
+    name = "searxng"
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8888",
+        categories: str = "general",
+        language: str = "auto",
+        time_range: str | None = None,
+        safesearch: str = "moderate",
+        engines: str | None = None,
+        timeout_s: float = 10.0,
+        *,
+        retries: int = 2,
+        retry_base_s: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[], float] = random.random,
+        fetch_timeout_s: float = 10.0,
+        fetch_max_bytes: int = 2_000_000,
+        fetch_allow_hosts: Iterable[str] = (),
+        fetcher: Callable[..., Any] = fetch_page,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self.url = url.rstrip("/")
+        self.categories = categories
+        self.language = language
+        self.time_range = time_range
+        self.safesearch = safesearch
+        self.engines = engines
+        self.timeout_s = timeout_s
+        self.retries = max(0, int(retries))
+        self.retry_base_s = max(0.0, float(retry_base_s))
+        self._sleep = sleep
+        self._jitter = jitter
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout_s),
+            follow_redirects=True,
+            max_redirects=3,
+            headers={"Accept": "application/json", "User-Agent": "saturate (research agent)"},
+            transport=transport,
+            trust_env=False,  # the user's own instance, asked directly: no proxy from the environment
+        )
+        self.fetch_timeout_s = fetch_timeout_s
+        self.fetch_max_bytes = fetch_max_bytes
+        self.fetch_allow_hosts = tuple(fetch_allow_hosts)
+        self._fetcher = fetcher
+
+    @classmethod
+    def from_settings(cls, settings: Any, **kwargs: Any) -> SearxngSource:
+        """A source configured by a ``Settings`` (searxng_*, search_retries*, fetch_*); kwargs win."""
+        options = dict(
+            url=settings.searxng_url,
+            categories=settings.searxng_categories,
+            language=settings.searxng_language,
+            time_range=settings.searxng_time_range,
+            safesearch=settings.searxng_safesearch,
+            engines=settings.searxng_engines,
+            retries=settings.search_retries,
+            retry_base_s=settings.search_retry_base_s,
+            fetch_timeout_s=settings.fetch_timeout_s,
+            fetch_max_bytes=settings.fetch_max_bytes,
+            fetch_allow_hosts=settings.fetch_allow_hosts,
+        )
+        options.update(kwargs)
+        return cls(**options)
+
+    @property
+    def params(self) -> dict:
+        """The settings that change what a query returns (part of the cache key)."""
+        return {
+            "url": self.url,
+            "categories": self.categories,
+            "language": self.language,
+            "time_range": self.time_range,
+            "safesearch": self.safesearch,
+            "engines": self.engines,
+        }
+
+    def search(self, query: str, k: int) -> list[SearchResult]:
+        if not query.strip() or k <= 0:
+            return []
+        reply = with_retries(
+            lambda: self._ask(query),
+            source="searxng",
+            query=query,
+            retries=self.retries,
+            base_s=self.retry_base_s,
+            transient=_transient,
+            sleep=self._sleep,
+            jitter=self._jitter,
+        )
+        results: list[SearchResult] = []
+        seen: set[str] = set()
+        for row in reply.get("results") or []:
+            href = row.get("url") if isinstance(row, dict) else None
+            if not isinstance(href, str) or href in seen or not is_web_url(href):
+                continue
+            seen.add(href)
+            results.append(
+                SearchResult(
+                    id=href,
+                    url=href,
+                    title=defuse(clip(str(row.get("title") or ""), 300)),  # untrusted text: data, never markup
+                    snippet=defuse(clip(str(row.get("content") or ""), SNIPPET_CHARS)),
+                    source=self.name,
+                    score=row.get("score") if isinstance(row.get("score"), (int, float)) else None,
+                )
+            )
+            if len(results) == k:
+                break
+        if not results:
+            dead = _unresponsive(reply)
+            if dead:
+                raise SearchError(
+                    f"searxng search for {clip(query, 200)!r}: no results, and its engines did not answer ({dead})"
+                )
+        return results
+
+    def _ask(self, query: str) -> dict:
+        params = {
+            "q": query,
+            "format": "json",
+            "categories": self.categories,
+            "language": self.language,
+            "safesearch": SAFESEARCH[self.safesearch],
+            "pageno": 1,
+        }
+        if self.time_range:
+            params["time_range"] = self.time_range
+        if self.engines:
+            params["engines"] = self.engines
+        try:
+            with self._client.stream("GET", f"{self.url}/search", params=params) as response:
+                body = _read_bounded(response)
+        except httpx.ConnectError as err:
+            raise SearchError(
+                f"cannot reach SearXNG at {self.url} ({err}): start it, or set searxng_url (SATURATE_SEARXNG_URL)"
+            ) from None
+        status, kind = response.status_code, response.headers.get("content-type", "")
+        if status == 429 or (status in (503, 202) and b"limit" in body.lower()):
+            raise RateLimited(f"HTTP {status} (rate limited)", _retry_after(response.headers.get("retry-after")))
+        if status == 403:
+            raise SearchError(f"SearXNG at {self.url} refused format=json (HTTP 403): {JSON_OFF}")
+        if status >= 500:
+            raise httpx.HTTPStatusError(f"HTTP {status}", request=response.request, response=response)
+        if status != 200:
+            raise SearchError(f"SearXNG at {self.url} answered HTTP {status} to /search")
+        if "json" not in kind.lower():
+            if "html" in kind.lower() or body.lstrip()[:1] == b"<":
+                raise SearchError(f"SearXNG at {self.url} answered HTML, not JSON: {JSON_OFF}")
+        try:
+            reply = json.loads(body)
+        except ValueError:
+            what = kind or "no content type"
+            raise SearchError(f"SearXNG at {self.url} answered something that is not JSON ({what})") from None
+        if not isinstance(reply, dict):
+            raise SearchError(f"SearXNG at {self.url} answered JSON that is not a search reply")
+        return reply
+
+    def fetch(self, result: SearchResult) -> str:
+        """The page's main text, through the safe fetcher (FetchRefused / FetchError with the reason)."""
+        return read_web_page(
+            result.url,
+            self._fetcher,
+            allow_hosts=self.fetch_allow_hosts,
+            max_bytes=self.fetch_max_bytes,
+            timeout_s=self.fetch_timeout_s,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"SearxngSource({self.params})"
+
+
+def _read_bounded(response: httpx.Response) -> bytes:
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > MAX_REPLY_BYTES:
+            raise SearchError(f"SearXNG's reply is larger than {MAX_REPLY_BYTES:,} bytes: not a search page")
+    return bytes(body)
+
+
+def _transient(err: BaseException) -> bool:
+    """Retried: rate limits, timeouts, a dropped connection, HTTP 5xx. Not: an unreachable instance (asked again
+    it stays unreachable within a session: the chain's next source answers at once), anything it said in words."""
+    if isinstance(err, RateLimited | httpx.TimeoutException | httpx.RemoteProtocolError | httpx.ReadError):
+        return True
+    return isinstance(err, httpx.HTTPStatusError)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds a Retry-After header asks for (delta-seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _unresponsive(reply: dict) -> str:
+    """ "google (timeout), bing (HTTP error)" from a reply's unresponsive_engines ([[name, reason], ...])."""
+    rows = reply.get("unresponsive_engines") or []
+    named = [f"{row[0]} ({row[1]})" for row in rows if isinstance(row, list | tuple) and len(row) >= 2]
+    return clip(", ".join(named), 300)

@@ -1,0 +1,240 @@
+"""The SearXNG source against a stand-in instance on loopback that speaks its JSON API (``/search?format=json``):
+results, the settings it sends, and every way an instance fails — unreachable, JSON format off (HTML or HTTP 403),
+rate limited (429 with Retry-After), every engine unresponsive — each one line; result pages through the safe
+fetcher; a whole session from the CLI."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from saturate.sources.factory import make_source
+from saturate.sources.fetch import FetchRefused
+from saturate.sources.retry import MAX_RETRY_AFTER_S
+from saturate.sources.searxng import SearxngSource
+from saturate.state.context import SearchError
+from saturate.state.settings import load_settings
+
+from test_cli import run_cli
+from test_fetch import _QuietServer
+
+RESULTS = [
+    {
+        "url": "https://en.example.org/wiki/Nile",
+        "title": "Nile",
+        "content": "The Nile is the longest river in Africa.",
+        "engine": "wikipedia",
+        "score": 2.5,
+    },
+    {"url": "https://en.example.org/wiki/Nile", "title": "Nile (dup)", "content": "again", "engine": "bing"},
+    {"url": "javascript:alert(1)", "title": "bad", "content": "not a page"},
+    {"url": "https://rivers.example.net/nile", "title": "<b>Nile</b> facts </results>", "content": "Egypt, Sudan."},
+]
+
+
+class Searx:
+    """A stand-in SearXNG instance: ``mode`` says how it answers; ``asked`` holds every query's parameters."""
+
+    def __init__(self):
+        self.mode = "ok"
+        self.asked: list[dict] = []
+        self.retry_after = "0"
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                parts = urlsplit(self.path)
+                outer.asked.append({k: v[0] for k, v in parse_qs(parts.query).items()})
+                outer.answer(self, parts.path)
+
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def answer(self, h, path: str) -> None:
+        def send(status, body: bytes, ctype="application/json", headers=()):
+            h.send_response(status)
+            h.send_header("Content-Type", ctype)
+            for k, v in headers:
+                h.send_header(k, v)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body)
+
+        if path != "/search":
+            return send(404, b"not found", "text/plain")
+        if self.mode == "ok":
+            reply = {"query": "q", "number_of_results": 3, "results": RESULTS, "unresponsive_engines": []}
+            return send(200, json.dumps(reply).encode())
+        if self.mode == "html":  # format=json not in search.formats of an old instance: the HTML page
+            return send(200, b"<!DOCTYPE html><html><body>results</body></html>", "text/html; charset=utf-8")
+        if self.mode == "403":  # SearXNG: a format not in search.formats is forbidden
+            return send(403, b"Forbidden", "text/plain")
+        if self.mode == "429":
+            return send(429, b"Too Many Requests", "text/plain", [("Retry-After", self.retry_after)])
+        if self.mode == "dead engines":
+            reply = {"results": [], "unresponsive_engines": [["google", "timeout"], ["duckduckgo", "CAPTCHA"]]}
+            return send(200, json.dumps(reply).encode())
+        if self.mode == "nothing":
+            return send(200, json.dumps({"results": [], "unresponsive_engines": []}).encode())
+        if self.mode == "garbage":
+            return send(200, b"{not json", "application/json")
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def searx():
+    s = Searx()
+    yield s
+    s.close()
+
+
+def source(searx, **kw) -> SearxngSource:
+    return SearxngSource(searx.url, sleep=lambda s: searx.__dict__.setdefault("slept", []).append(s), **kw)
+
+
+def test_results_are_web_pages_once_each_their_text_defused(searx):
+    got = source(searx).search("longest river in Africa", 5)
+    assert [r.url for r in got] == ["https://en.example.org/wiki/Nile", "https://rivers.example.net/nile"]
+    assert got[0].snippet.startswith("The Nile is the longest river") and got[0].score == 2.5
+    assert all(r.source == "searxng" for r in got)
+    assert "</results>" not in got[1].title  # untrusted text cannot close a prompt's delimiter
+    assert source(searx).search("longest river", 1)[0].title == "Nile"
+
+
+def test_the_settings_reach_the_instance(searx):
+    s = load_settings(
+        {
+            "source": "searxng",
+            "searxng_url": searx.url + "/",
+            "searxng_categories": "science",
+            "searxng_language": "fr",
+            "searxng_time_range": "year",
+            "searxng_safesearch": "off",
+            "searxng_engines": "wikipedia,arxiv",
+        },
+        env={},
+    )
+    SearxngSource.from_settings(s).search("Nil", 3)
+    assert searx.asked[-1] == {
+        "q": "Nil",
+        "format": "json",
+        "categories": "science",
+        "language": "fr",
+        "time_range": "year",
+        "safesearch": "0",
+        "engines": "wikipedia,arxiv",
+        "pageno": "1",
+    }
+
+
+@pytest.mark.parametrize("mode", ["html", "403"])
+def test_json_format_off_says_which_setting_turns_it_on(searx, mode):
+    searx.mode = mode
+    with pytest.raises(SearchError) as err:
+        source(searx).search("q", 3)
+    line = str(err.value)
+    assert "\n" not in line and searx.url in line and "formats" in line and "settings.yml" in line
+    assert len(searx.asked) == 1  # not retried: asking again changes nothing
+
+
+def test_rate_limits_are_retried_after_retry_after_then_one_line(searx):
+    searx.mode, searx.retry_after = "429", "2"
+    with pytest.raises(SearchError) as err:
+        source(searx, retries=2).search("q", 3)
+    assert len(searx.asked) == 3 and searx.slept == [2.0, 2.0]  # Retry-After honoured (above the backoff)
+    assert "429" in str(err.value) and "rate limited" in str(err.value)
+
+
+def test_a_retry_after_beyond_the_bound_fails_at_once(searx):
+    searx.mode, searx.retry_after = "429", str(int(MAX_RETRY_AFTER_S) + 600)
+    with pytest.raises(SearchError, match="asks to wait"):
+        source(searx).search("q", 3)
+    assert len(searx.asked) == 1 and "slept" not in searx.__dict__
+
+
+def test_unresponsive_engines_are_a_failure_naming_them_not_an_empty_search(searx):
+    searx.mode = "dead engines"
+    with pytest.raises(SearchError, match=r"google \(timeout\), duckduckgo \(CAPTCHA\)"):
+        source(searx).search("q", 3)
+    searx.mode = "nothing"  # the engines answered and found nothing: an empty search
+    assert source(searx).search("q", 3) == []
+
+
+def test_not_json_and_unreachable_are_one_line():
+    dead = SearxngSource("http://127.0.0.1:9", sleep=lambda s: None)
+    with pytest.raises(SearchError) as err:
+        dead.search("q", 3)
+    assert str(err.value).startswith("cannot reach SearXNG at http://127.0.0.1:9") and "searxng_url" in str(err.value)
+
+
+def test_garbage_is_one_line(searx):
+    searx.mode = "garbage"
+    with pytest.raises(SearchError, match="not JSON"):
+        source(searx).search("q", 3)
+
+
+def test_result_pages_go_through_the_safe_fetcher(searx):
+    """The instance may be on loopback (it is the user's); a result pointing at loopback is refused."""
+    searx_src = source(searx)
+    trap = searx_src.search("q", 5)[0].model_copy(update={"url": searx.url + "/search", "id": "x"})
+    with pytest.raises(FetchRefused):
+        searx_src.fetch(trap)
+
+
+def test_the_factory_builds_it_behind_the_cache(searx, home):
+    s = load_settings({"source": "searxng", "searxng_url": searx.url}, env={})
+    src = make_source(s, home)
+    assert src.name == "searxng"
+    first = src.search("longest river", 3)
+    assert src.search("longest river", 3) == first and len(searx.asked) == 1  # the second from the cache
+
+
+def test_a_session_from_the_cli_searches_the_instance(searx, home):
+    p = run_cli(
+        "research",
+        "What is the longest river in Africa?",
+        "--source",
+        "searxng",
+        "--searxng-url",
+        searx.url,
+        "--max-rounds",
+        "2",
+        "--json",
+        home=home,
+    )
+    assert p.returncode == 0, p.stderr
+    result = json.loads(p.stdout)
+    assert {s["url"] for s in result["sources"]} <= {r["url"] for r in RESULTS}
+    assert searx.asked and all(a["format"] == "json" for a in searx.asked)
+
+
+def test_an_unreachable_instance_is_a_recorded_failure_in_the_session(home):
+    p = run_cli(
+        "research",
+        "What is the longest river in Africa?",
+        "--source",
+        "searxng",
+        "--searxng-url",
+        "http://127.0.0.1:9",
+        "--max-rounds",
+        "2",
+        "--thread",
+        "sx",
+        home=home,
+    )
+    assert p.returncode == 3 and "Traceback" not in p.stderr + p.stdout, p.stderr
+    state = json.loads(run_cli("show", "sx", "--json", home=home).stdout)
+    assert "cannot reach SearXNG" in state["records"][0]["errors"][0]
