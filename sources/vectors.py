@@ -80,6 +80,8 @@ class VectorIndex:
             for old in index_path.parent.glob(f"{index_path.stem}.vec-*.npy"):  # another model's, or stale
                 if old != path:
                     old.unlink(missing_ok=True)
+            for left in path.parent.glob(f"{path.stem}.*.building"):  # a build killed while writing (the lock is
+                left.unlink(missing_ok=True)  # held: no other build of these vectors is under way)
             vectors = cls._embed(rows, count, embedder, progress)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".building")
             try:

@@ -4,6 +4,10 @@ fallback when no model loads — with the real offline model (all-MiniLM-L6-v2, 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -198,3 +202,50 @@ def test_a_new_corpus_version_takes_the_old_vectors_away(corpus, model):
     path.write_text(path.read_text() + json.dumps({"id": "y", "title": "Rhine", "text": "A river."}) + "\n")
     LocalCorpus.open(path, src.index_path.parent)  # re-indexed: the old index file and its vectors removed
     assert not old.exists() and not old.with_suffix(".json").exists()
+
+
+KILLED_BUILD = """
+import json, sys, time
+from pathlib import Path
+from saturate.graph.embeddings import OnnxEmbeddings
+from saturate.sources import LocalCorpus
+
+class Slow:  # the real model, a batch at a time, slowly: the parent kills the build mid-way
+    def __init__(self):
+        self.inner = OnnxEmbeddings()
+    def embed_documents(self, texts):
+        print("batch", flush=True)
+        time.sleep(0.3)
+        return self.inner.embed_documents(texts)
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+path, index = Path(sys.argv[1]), Path(sys.argv[2])
+LocalCorpus.open(path, index).attach_vectors(Slow(), sys.argv[3], 0.4)
+"""
+
+
+def test_a_build_killed_mid_way_leaves_nothing_half_written_and_the_next_builds(tmp_path, model):
+    """SIGKILL while the vectors are embedded (and a temp file left as if killed while writing): no vector file
+    appears, the lock dies with the process, the next session builds them and ranks by meaning."""
+    m, identity = model
+    docs = [{"id": f"d{i}", "title": f"River {i}", "text": f"River number {i} flows into the sea."} for i in range(80)]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in DOCS + docs) + "\n")
+    index = tmp_path / "index"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BUILD, str(path), str(index), identity],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")},
+    )
+    assert proc.stdout.readline().strip() == "batch" and proc.stdout.readline().strip() == "batch"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    src = LocalCorpus.open(path, index)
+    final = VectorIndex.path_for(src.index_path, identity)
+    assert not final.exists() and not final.with_suffix(".json").exists()
+    (final.parent / f"{final.stem}.x1.building").write_bytes(b"half")  # as if killed inside np.save
+    src.attach_vectors(m, identity, 0.4)
+    assert final.exists() and not list(final.parent.glob("*.building"))
+    assert [r.title for r in src.search("How do vaccines work?", 2)][0].startswith("Vaccine")
