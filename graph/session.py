@@ -11,7 +11,9 @@ or reads a session goes through here, whichever mode it is.
 from __future__ import annotations
 
 import secrets
+import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -299,13 +301,53 @@ def run(graph, payload, thread_id: str, context: Context, stream_handler=None) -
 
     A handler with a ``stream_mode`` attribute (e.g. ``["updates", "custom"]``, see
     graph.views.progress) is streamed those modes instead and gets LangGraph's ``(mode, chunk)`` pairs.
+    Ctrl-C stops the session at the next step (``interrupt_between_steps``); a second one at once.
     """
-    if stream_handler is None:
-        return graph.invoke(payload, config(thread_id), context=context, durability=DURABILITY)
-    mode = getattr(stream_handler, "stream_mode", "updates")
-    for chunk in graph.stream(payload, config(thread_id), context=context, durability=DURABILITY, stream_mode=mode):
-        stream_handler(chunk)
+    mode = getattr(stream_handler, "stream_mode", "updates") if stream_handler is not None else "values"
+    last = None
+    with interrupt_between_steps() as stop_if_asked:
+        for chunk in graph.stream(payload, config(thread_id), context=context, durability=DURABILITY, stream_mode=mode):
+            if stream_handler is not None:
+                stream_handler(chunk)
+            else:
+                last = chunk
+            stop_if_asked()
+    if stream_handler is None and isinstance(last, dict):
+        return last  # what graph.invoke returns: the last values
     return graph.get_state(config(thread_id)).values
+
+
+@contextmanager
+def interrupt_between_steps() -> Iterator:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt between two steps of the graph, where its generator yields, instead
+    of wherever the main thread happens to be: raised inside LangGraph's wait for its worker threads, it could leave
+    a future's lock held, and the workers and the process then waited for each other forever (seen about once in
+    fifty interrupts: `saturate research` or a script hung instead of stopping). The step under way finishes and is
+    checkpointed; a second Ctrl-C raises at once (a slow model call need not be waited for). Only in the main
+    thread and only over Python's own handler: a notebook kernel, a server or an application with its own SIGINT
+    handler keeps it. Yields the check the stream loop calls after each step."""
+    asked: list[bool] = []
+
+    def stop_if_asked() -> None:
+        if asked:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: None
+        return
+
+    def on_sigint(signum, frame) -> None:
+        if asked:  # the second: now
+            raise KeyboardInterrupt
+        asked.append(True)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield stop_if_asked
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def start(

@@ -158,3 +158,60 @@ def test_a_session_killed_before_its_first_step_was_saved_resumes(home, musique_
     got = session_state("cut-0x1")
     assert got["_status"] == "done" and got.get("kind", "question") == ("multi" if multi else "question")
     assert comparable(got, "cut-0x1") == comparable(session_state("reference-0x2"), "reference-0x2")
+
+
+SLOW = r"""
+import sys, time
+from saturate.graph import research
+from saturate.sources import LocalCorpus
+
+class Slow:  # the musique corpus, each search taking a while: Ctrl-C arrives in the middle of one
+    def __init__(self, inner):
+        self.inner, self.name = inner, inner.name
+    def search(self, query, k):
+        print("searching", flush=True)
+        time.sleep(float(sys.argv[3]))
+        return self.inner.search(query, k)
+    def fetch(self, result):
+        return self.inner.fetch(result)
+
+try:
+    research("Who founded the city where the Zambezi river ends?", source=Slow(LocalCorpus.open(sys.argv[1],
+             sys.argv[2] + "/index")), thread_id="slow", home=sys.argv[2], seed=1)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def _interrupt_mid_search(home, corpus, sleep_s: float, presses: int) -> tuple[subprocess.Popen, float]:
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW, str(corpus), str(home), str(sleep_s)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout.readline().strip() == "searching"
+    time.sleep(0.3)  # inside the search
+    t0 = time.monotonic()
+    for _ in range(presses):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+    proc.communicate(timeout=60)
+    return proc, time.monotonic() - t0
+
+
+def test_ctrl_c_stops_after_the_step_under_way_and_twice_stops_at_once(home, musique_corpus):
+    """One Ctrl-C: the search under way finishes and is checkpointed, then the session stops (exit 130) and resumes
+    to the end; two: it stops at once, without waiting for the search. After a session the handler is Python's."""
+    from saturate.graph import resume
+
+    proc, _ = _interrupt_mid_search(home, musique_corpus, 1.5, presses=1)
+    assert proc.returncode == 130
+    state = session_state("slow", home=home)
+    assert state["_next"] == ["assess_novelty"], state["_next"]  # the search was finished and checkpointed
+    assert resume("slow", home=home).outcome in ("answer", "not_found")
+
+    proc, waited = _interrupt_mid_search(home / "again", musique_corpus, 20, presses=2)
+    assert proc.returncode == 130 and waited < 10
+    research("Who founded the city where the Zambezi river ends?", corpus=str(musique_corpus), thread_id="after")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
