@@ -84,7 +84,7 @@ def retrieval_meaning(settings: Settings, embeddings: Any = None, progress=None)
     given, identified by a probe vector) for ``retrieval`` ``hybrid`` over a local corpus; (None, []) when
     retrieval is lexical or the source is the web; (None, [why, and what fixes it]) when no model can be loaded
     — the session then ranks by words alone."""
-    if settings.retrieval != "hybrid" or settings.source != "local":
+    if settings.retrieval != "hybrid" or "local" not in settings.source.split(","):
         return None, []
     if embeddings is not None:
         probe = ",".join(f"{x:.4f}" for x in list(embeddings.embed_query("saturate identity probe"))[:16])

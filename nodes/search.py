@@ -99,7 +99,7 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
             results += more.unseen
         chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
     cur.update(
-        source=getattr(source, "name", type(source).__name__),
+        source=getattr(source, "answered", None) or getattr(source, "name", type(source).__name__),
         results=results,
         total=len(results),
         new=sum(1 for r in results if r["url"] not in accepted),

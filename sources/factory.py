@@ -19,6 +19,7 @@ from pathlib import Path
 
 from saturate.sources.cache import CachedSource, SearchCache
 from saturate.sources.ddg import DuckDuckGoSource
+from saturate.sources.fallback import FallbackSource
 from saturate.sources.local import CorpusError, LocalCorpus
 from saturate.sources.searxng import SearxngSource
 from saturate.sources.titles import TitleCorpus
@@ -79,21 +80,18 @@ class Meaning:
 def make_source(
     settings: Settings, home: Path | str, cache: SearchCache | None = None, meaning: Meaning | None = None
 ) -> SearchSource:
-    """The single loop's source: ``settings.source`` (over ``settings.corpus``), behind ``cache`` (default
+    """The single loop's source: ``settings.source`` (over ``settings.corpus``; a comma-separated chain: a
+    ``FallbackSource`` of them, each behind the cache), behind ``cache`` (default
     ``home/cache.db``; a PostgreSQL cache when sessions live there, see ``graph.storage``)."""
     home = Path(home).expanduser()
     home.mkdir(parents=True, exist_ok=True)
+    cache = cache if cache is not None else SearchCache(home / "cache.db")
+    kinds = settings.source.split(",")
     try:
-        return open_source(
-            settings.source,
-            settings.corpus,
-            settings,
-            home,
-            cache if cache is not None else SearchCache(home / "cache.db"),
-            meaning,
-        )
+        chain = [open_source(kind, settings.corpus, settings, home, cache, meaning) for kind in kinds]
     except CorpusError as err:
         raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r})") from None
+    return chain[0] if len(chain) == 1 else FallbackSource(chain, settings.source_cooldown_s)
 
 
 def resolve_specs(

@@ -48,6 +48,9 @@ DESIGN_NAMES: dict[str, str] = {
 NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 0.25, "model": 5.0, "embedding": 0.25}
 
 
+SOURCE_CHOICES = ("local", "ddg", "searxng")
+
+
 class Settings(BaseModel):
     # allow_inf_nan=False: inf and nan are no thresholds, margins or timeouts (every float setting is finite)
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
@@ -100,10 +103,18 @@ class Settings(BaseModel):
         "so resume and replay still make the same decisions.",
     )
     # --- search -------------------------------------------------------------
-    source: Literal["local", "ddg", "searxng"] = Field(
+    source: str = Field(
         "local",
+        max_length=100,
         description="`local`: SQLite FTS5 corpus (offline); `ddg`: DuckDuckGo web search; `searxng`: a SearXNG "
-        "instance's JSON API (`searxng_url`).",
+        "instance's JSON API (`searxng_url`). A comma-separated list is a fallback chain (e.g. `ddg,searxng,local`): "
+        "each query goes to the first source able to answer; one that fails is skipped for `source_cooldown_s`.",
+    )
+    source_cooldown_s: float = Field(
+        300,
+        ge=0,
+        le=86400,
+        description="Seconds a source of a fallback chain that failed (rate limited, unreachable) is skipped.",
     )
     corpus: str | None = Field(
         None,
@@ -349,6 +360,20 @@ class Settings(BaseModel):
         "extending/overriding the built-in tier table; checked when the settings are made (a missing or malformed "
         "file is bad input).",
     )
+
+    @field_validator("source")
+    @classmethod
+    def _source_chain(cls, value: str) -> str:
+        kinds = [k.strip() for k in value.split(",")]
+        for kind in kinds:
+            if kind not in SOURCE_CHOICES:
+                raise ValueError(
+                    f"unknown source {kind!r}: choose from {', '.join(SOURCE_CHOICES)} (a fallback chain is "
+                    "comma-separated, e.g. ddg,searxng,local)"
+                )
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"a source is named twice in {value!r}")
+        return ",".join(kinds)
 
     @field_validator("source_tiers")
     @classmethod

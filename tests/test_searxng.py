@@ -13,10 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from saturate.sources.factory import make_source
+from saturate.sources.fallback import FallbackSource
 from saturate.sources.fetch import FetchRefused
 from saturate.sources.retry import MAX_RETRY_AFTER_S
 from saturate.sources.searxng import SearxngSource
 from saturate.state.context import SearchError
+from saturate.state.records import SearchResult
 from saturate.state.settings import load_settings
 
 from test_cli import run_cli
@@ -238,3 +240,95 @@ def test_an_unreachable_instance_is_a_recorded_failure_in_the_session(home):
     assert p.returncode == 3 and "Traceback" not in p.stderr + p.stdout, p.stderr
     state = json.loads(run_cli("show", "sx", "--json", home=home).stdout)
     assert "cannot reach SearXNG" in state["records"][0]["errors"][0]
+
+
+# ---------------------------------------------------------------- the fallback chain
+
+
+class Fake:
+    def __init__(self, name, results=None, error=None):
+        self.name, self.results, self.error, self.asked = name, results or [], error, 0
+
+    def search(self, query, k):
+        self.asked += 1
+        if self.error:
+            raise SearchError(self.error)
+        return self.results[:k]
+
+    def fetch(self, result):
+        return f"{self.name} read {result.url}"
+
+    def documents(self, ids):
+        return {i: f"{self.name}:{i}" for i in ids if i.startswith(self.name)}
+
+
+def hit(source: str, n: int = 1) -> list[SearchResult]:
+    return [
+        SearchResult(id=f"{source}{i}", url=f"https://{source}.example/{i}", title="t", snippet="s", source=source)
+        for i in range(n)
+    ]
+
+
+def test_a_failing_source_is_skipped_for_its_cool_down_and_the_next_answers():
+    now = [0.0]
+    web = Fake("ddg", error="ddg search for 'q' failed after 3 attempt(s) (transient failure): RatelimitException")
+    local = Fake("local:c", hit("local:c", 2))
+    chain = FallbackSource([web, local], cooldown_s=60, clock=lambda: now[0])
+    assert chain.name == "ddg,local:c"
+    assert [r.source for r in chain.search("q", 5)] == ["local:c", "local:c"] and chain.answered == "local:c"
+    assert chain.drain_notes() == [
+        "local:c answered: ddg failed (ddg search for 'q' failed after 3 attempt(s) (transient failure): "
+        "RatelimitException)"
+    ]
+    now[0] = 30
+    chain.search("q2", 5)
+    assert web.asked == 1 and "ddg skipped (failed 30 s ago)" in chain.drain_notes()[0]
+    now[0], web.error, web.results = 61, None, hit("ddg")  # the cool-down over: asked again, and it answers
+    assert chain.search("q3", 5)[0].source == "ddg" and chain.answered == "ddg" and chain.drain_notes() == []
+    assert chain.fetch(hit("local:c")[0]) == "local:c read https://local:c.example/0"
+    assert chain.documents(["local:c0", "ddg0"]) == {"local:c0": "local:c:local:c0", "ddg0": "ddg:ddg0"}
+
+
+def test_nothing_found_asks_the_next_and_no_source_answering_is_one_error():
+    empty, other = Fake("searxng"), Fake("local:c", hit("local:c"))
+    chain = FallbackSource([empty, other])
+    assert chain.search("q", 3)[0].source == "local:c" and "searxng found nothing" in chain.drain_notes()[0]
+    assert empty.asked == 1 and chain.search("q", 3) and empty.asked == 2  # nothing found is no failure
+    dead = FallbackSource([Fake("ddg", error="rate limited"), Fake("searxng", error="cannot reach SearXNG")])
+    with pytest.raises(
+        SearchError,
+        match=r"no source of ddg,searxng could answer: ddg failed \(rate limited\); "
+        r"searxng failed \(cannot reach SearXNG\)",
+    ):
+        dead.search("q", 3)
+    assert FallbackSource([Fake("a")]).search("q", 3) == []  # the last source's empty answer is the answer
+
+
+def test_a_rate_limited_instance_hands_the_session_to_the_next_source(searx, home):
+    """`--source searxng,local`: SearXNG answers 429 (its limiter); every round is answered by the local corpus,
+    and `show` says who answered each round and why the other did not; the instance is asked once (cool-down)."""
+    searx.mode, searx.retry_after = "429", "0"
+    p = run_cli(
+        "research",
+        "What is the longest river in Africa?",
+        "--source",
+        "searxng,local",
+        "--searxng-url",
+        searx.url,
+        "--search-retries",
+        "0",
+        "--max-rounds",
+        "3",
+        "--thread",
+        "fb",
+        home=home,
+    )
+    assert p.returncode == 0, p.stderr
+    state = json.loads(run_cli("show", "fb", "--json", home=home).stdout)
+    rounds = state["records"]
+    assert rounds and all(r["source"] == "local:wikipedia" and not r["errors"] for r in rounds)
+    assert "searxng failed" in rounds[0]["fallbacks"][0] and "429" in rounds[0]["fallbacks"][0]
+    assert all("searxng skipped" in r["fallbacks"][0] for r in rounds[1:])
+    assert len(searx.asked) == 1
+    shown = run_cli("show", "fb", home=home).stdout
+    assert "local:wikipedia answered: searxng failed" in shown
