@@ -54,7 +54,7 @@ class SearxngSource:
         self,
         url: str = "http://127.0.0.1:8888",
         categories: str = "general",
-        language: str = "auto",
+        language: str = "all",
         time_range: str | None = None,
         safesearch: str = "moderate",
         engines: str | None = None,
@@ -192,8 +192,13 @@ class SearxngSource:
             raise SearchError(f"SearXNG at {self.url} refused format=json (HTTP 403): {JSON_OFF}")
         if status >= 500:
             raise httpx.HTTPStatusError(f"HTTP {status}", request=response.request, response=response)
-        if status != 200:
-            raise SearchError(f"SearXNG at {self.url} answered HTTP {status} to /search")
+        if status != 200:  # searx/SearXNG say why in JSON ({"error": "Invalid value ... for parameter language"})
+            said = _error_text(body)
+            raise SearchError(
+                f"SearXNG at {self.url} answered HTTP {status} to /search"
+                + (f": {said}" if said else "")
+                + (" (check the searxng_* settings)" if status == 400 else "")
+            )
         if "json" not in kind.lower():
             if "html" in kind.lower() or body.lstrip()[:1] == b"<":
                 raise SearchError(f"SearXNG at {self.url} answered HTML, not JSON: {JSON_OFF}")
@@ -252,6 +257,14 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _error_text(body: bytes) -> str:
+    try:
+        said = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return ""
+    return clip(str(said), 200) if said else ""
 
 
 def _unresponsive(reply: dict) -> str:

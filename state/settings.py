@@ -189,7 +189,10 @@ class Settings(BaseModel):
         "general", min_length=1, max_length=200, description="SearXNG categories, e.g. `general`, `science,it`."
     )
     searxng_language: str = Field(
-        "auto", min_length=1, max_length=20, description="SearXNG search language, e.g. `auto`, `en`, `fr-FR`, `all`."
+        "all",
+        min_length=1,
+        max_length=20,
+        description="SearXNG search language, e.g. `all`, `en`, `fr-FR` (`auto` on SearXNG; searx refuses it).",
     )
     searxng_time_range: Literal["day", "week", "month", "year"] | None = Field(
         None, description="SearXNG time range. Unset: any time."

@@ -6,10 +6,16 @@ fetcher; a whole session from the CLI."""
 from __future__ import annotations
 
 import json
+import secrets
+import socket
+import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 
 from saturate.sources.factory import make_source
@@ -332,3 +338,87 @@ def test_a_rate_limited_instance_hands_the_session_to_the_next_source(searx, hom
     assert len(searx.asked) == 1
     shown = run_cli("show", "fb", home=home).stdout
     assert "local:wikipedia answered: searxng failed" in shown
+
+
+# ---------------------------------------------------------------- a real instance
+
+
+SEARX_WEBAPP = Path("/usr/lib/python3/dist-packages/searx/webapp.py")  # Debian's searx (.ci/run installs it)
+SEARX_EXAMPLE = Path("/usr/share/doc/searx/examples/settings.yml")
+
+
+@pytest.fixture(scope="module")
+def real_searx(tmp_path_factory):
+    """Debian's searx (SearXNG's predecessor: the same /search?format=json API) on loopback, its own settings.yml
+    (example settings, a free port, a secret key). No engine can reach the internet here: it answers with no
+    results and names its unresponsive engines."""
+    if not (SEARX_WEBAPP.exists() and SEARX_EXAMPLE.exists() and Path("/usr/bin/python3").exists()):
+        pytest.skip("Debian's searx is not installed (apt-get install searx; .ci/run does it as root)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    work = tmp_path_factory.mktemp("searx")
+    settings = SEARX_EXAMPLE.read_text().replace("    port : 8888", f"    port : {port}")
+    settings = settings.replace('secret_key : "ultrasecretkey"', f'secret_key : "{secrets.token_hex(16)}"')
+    (work / "settings.yml").write_text(settings)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "SEARX_SETTINGS_PATH": str(work / "settings.yml")}
+    proc = subprocess.Popen(
+        ["/usr/bin/python3", "-m", "searx.webapp"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(work / "log").open("w"),
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/config", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            pytest.fail(f"searx exited: {(work / 'log').read_text()[-2000:]}")
+    else:
+        proc.kill()
+        pytest.fail(f"searx did not start within 60 s: {(work / 'log').read_text()[-2000:]}")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_a_real_searx_instance_with_no_engine_reachable_is_a_failure_naming_them(real_searx):
+    with pytest.raises(SearchError) as err:
+        SearxngSource(real_searx, language="en", time_range="year", sleep=lambda s: None).search("longest river", 5)
+    line = str(err.value)
+    assert "no results, and its engines did not answer" in line and "(" in line.split("answer (", 1)[1], line
+
+
+@pytest.mark.slow
+def test_a_session_over_a_real_searx_falls_back_to_the_local_corpus(real_searx, home):
+    p = run_cli(
+        "research",
+        "What is the longest river in Africa?",
+        "--source",
+        "searxng,local",
+        "--searxng-url",
+        real_searx,
+        "--max-rounds",
+        "2",
+        "--thread",
+        "real",
+        home=home,
+    )
+    assert p.returncode == 0, p.stderr
+    rounds = json.loads(run_cli("show", "real", "--json", home=home).stdout)["records"]
+    assert all(r["source"] == "local:wikipedia" for r in rounds)
+    assert "engines did not answer" in rounds[0]["fallbacks"][0]
+
+
+@pytest.mark.slow
+def test_a_setting_the_instance_refuses_is_one_line_with_its_reason(real_searx):
+    with pytest.raises(SearchError) as err:
+        SearxngSource(real_searx, language="auto").search("q", 3)  # SearXNG's auto: searx has no such language
+    assert 'HTTP 400 to /search: Invalid value "auto" for parameter language' in str(err.value)
+    assert "searxng_" in str(err.value)
