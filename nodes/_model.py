@@ -11,6 +11,17 @@ Small local models drift, so every reply is cleaned (``<think>`` blocks
 stripped) and parsed defensively by the caller; every call reports its token
 usage so rounds and sessions can count them.
 
+**Structured replies**: a prompt that expects JSON names its pydantic model (``Prompt.reply``); the call asks
+for it in the protocol's schema-constrained form (Ollama's ``format`` with the JSON schema, an OpenAI-compatible
+server's ``response_format`` ``json_schema``), and the reply is validated against the model. A server that
+ignores the schema is read by the defensive text parser, and one that refuses it (HTTP 400) is asked again
+without it; either way ``Reply.notes`` says so.
+
+**Context that fits**: before a call the prompt's tokens are estimated (``estimate_tokens``) against the model's
+context (``context_tokens``: Ollama's ``num_ctx``, an OpenAI-compatible server's reported context) less the
+reply's allowance; a prompt over it has its ``Prompt.trim`` fields (knowledge, passages, results) cut from their
+end, whole lines first, with a note, instead of letting the server truncate it silently.
+
 **Hostile replies** are bounded before anything reads them: a reply is cut at
 ``MAX_REPLY_CHARS`` characters (and the cut noted in ``Reply.notes``), JSON is
 extracted in linear time (``parse_json_object``), and a call whose model has a
@@ -23,13 +34,16 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import TypeAdapter, ValidationError
 
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
+from saturate.state.secrets import redact
 from saturate.state.text import defuse
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
@@ -40,6 +54,10 @@ MAX_QUERY_CHARS = 300  # a query a model writes is cut here (plans, gap queries,
 # (num_predict), a few thousand characters; a server ignoring num_predict must not feed the parsers megabytes.
 MAX_REPLY_CHARS = 20_000
 MAX_JSON_ATTEMPTS = 16  # parse_json_object tries a JSON object at no more than this many '{' of a reply
+# Tokens per UTF-8 byte, estimated on the safe side: English runs about 4 bytes a token, so 3 over-counts it by a
+# quarter; a CJK character (3 bytes) is about one token. No tokenizer is at hand for an arbitrary served model.
+BYTES_PER_TOKEN = 3.0
+CONTEXT_MARGIN = 64  # tokens kept free beside the estimate: the chat template's role markers and separators
 
 PROMPTS: dict[str, Prompt] = {}
 
@@ -52,10 +70,24 @@ class Prompt:
     system: str
     user: str
     options: dict = field(default_factory=dict)
+    reply: Any = None  # the type its JSON reply must have (a pydantic model), or None for free text
+    trim: tuple[str, ...] = ()  # the fields cut, in this order, when the prompt exceeds the model's context
 
     def __post_init__(self) -> None:
         if PROMPTS.setdefault(self.name, self) is not self:
             raise ValueError(f"two prompts are named {self.name!r}")
+
+    def schema(self) -> dict | None:
+        """The JSON schema of its reply (what a server is asked to constrain its output to), or None."""
+        return TypeAdapter(self.reply).json_schema() if self.reply is not None else None
+
+    def fits(self, reply_text: str) -> bool:
+        """Whether a reply is exactly the JSON asked for (validated against ``reply``)."""
+        try:
+            TypeAdapter(self.reply).validate_json(reply_text.strip())
+        except (ValidationError, ValueError):
+            return False
+        return True
 
     @property
     def marker(self) -> str:
@@ -81,7 +113,7 @@ class Reply:
     text: str
     tokens_in: int = 0
     tokens_out: int = 0
-    notes: list[str] = field(default_factory=list)  # what was done to the reply (a cut)
+    notes: list[str] = field(default_factory=list)  # what was done to the prompt or the reply (a cut, a fallback)
 
 
 def strip_think(text: str) -> str:
@@ -89,55 +121,140 @@ def strip_think(text: str) -> str:
     return _THINK.sub("", text or "").strip()
 
 
-def with_options(model: Any, **options: Any) -> Any:
-    """The model with per-prompt sampling options (temperature, num_predict...).
+def with_options(model: Any, schema: dict | None = None, **options: Any) -> Any:
+    """The model with per-prompt options.
 
-    Applied to models that have these fields (ChatOllama and other pydantic chat
-    models) as a copy, so the shared model keeps its own settings (num_ctx, host).
-    Models without such a field are used as they are.
+    Options are the prompts' Ollama names (temperature, num_predict); ``schema`` a JSON schema the reply must
+    follow. ChatOllama takes them as fields (``format`` for the schema). An OpenAI-compatible model takes
+    ``temperature`` as a field and the rest in the request body as those servers spell it (``max_tokens``;
+    ``response_format`` ``json_schema``): sent as ``extra_body``, which the openai client merges into the JSON
+    as is, where langchain-openai would rename ``max_tokens`` and route a ``response_format`` through its own
+    parsing. Other pydantic chat models get the options they have fields for. The model is copied, so the shared
+    one keeps its own settings (context, host).
     """
     fields = getattr(type(model), "model_fields", {})
     update = {k: v for k, v in options.items() if k in fields}
+    if "num_ctx" in fields and schema is not None:  # ChatOllama
+        update["format"] = schema
+    elif "extra_body" in fields and "num_ctx" not in fields:  # ChatOpenAI and its kin
+        body = dict(getattr(model, "extra_body", None) or {})
+        if "num_predict" in options:
+            body["max_tokens"] = options["num_predict"]
+        if schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+        update = {k: v for k, v in update.items() if k != "num_predict"} | ({"extra_body": body} if body else {})
     return model.model_copy(update=update) if update else model
 
 
 def call_timeout(model: Any) -> float | None:
     """Seconds one call of ``model`` may take in all, or None (unbounded).
 
-    It is the model's ``client_kwargs["timeout"]`` when that is a number: what graph/models.py sets from
-    ``model_timeout_s`` on ChatOllama. httpx applies it to each read; ``call_model`` to the whole call.
+    It is what graph/models.py sets from ``model_timeout_s``: ChatOllama's ``client_kwargs["timeout"]``,
+    ChatOpenAI's ``request_timeout``, when that is a number. httpx applies it to each read; ``call_model`` to the
+    whole call.
     """
     timeout = (getattr(model, "client_kwargs", None) or {}).get("timeout")
+    if timeout is None:
+        timeout = getattr(model, "request_timeout", None)
     return float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
 
 
-def call_model(model: Any, system: str, user: str, **options: Any) -> Reply:
+def context_tokens(model: Any) -> int | None:
+    """The model's context in tokens: ChatOllama's ``num_ctx``, else ``metadata["context_tokens"]`` (set by
+    graph/models.py from the server's report for an OpenAI-compatible model); None when unknown."""
+    value = getattr(model, "num_ctx", None) or (getattr(model, "metadata", None) or {}).get("context_tokens")
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def estimate_tokens(text: str) -> int:
+    """A safe-side estimate of the tokens ``text`` takes (``BYTES_PER_TOKEN``)."""
+    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+
+
+def _cut(text: str, size: int) -> str:
+    """``text`` cut to at most ``size`` characters, at a line break when one is in its last half."""
+    if len(text) <= size:
+        return text
+    head = text[:size]
+    at = head.rfind("\n")
+    return head[:at] if at >= size // 2 else head
+
+
+def fit_prompt(prompt: Prompt, fields: dict, context: int | None) -> tuple[dict, str]:
+    """(fields, note): ``fields`` with ``prompt.trim`` fields cut so that the rendered prompt and its reply's
+    allowance fit ``context`` tokens; the note says what was cut ('' when nothing was)."""
+    if not context or not prompt.trim:
+        return fields, ""
+    reserve = int(prompt.options.get("num_predict") or 0) + CONTEXT_MARGIN  # the reply's tokens and the template
+    budget = context - reserve
+    before = estimate_tokens("".join(prompt.render(**fields)))
+    over = before - budget
+    if over <= 0:
+        return fields, ""
+    fields, cuts = dict(fields), []
+    for name in prompt.trim:
+        value = fields.get(name)
+        if over <= 0 or not isinstance(value, str) or not value:
+            continue
+        # tokens to bytes to characters: a character is at least one byte, so this cuts enough or more
+        keep = max(0, len(value) - math.ceil(over * BYTES_PER_TOKEN))
+        fields[name] = _cut(value, keep)
+        cuts.append(f"{name} {len(value):,} → {len(fields[name]):,} characters")
+        over = estimate_tokens("".join(prompt.render(**fields))) - budget
+    after = estimate_tokens("".join(prompt.render(**fields)))
+    still = "" if over <= 0 else "; still over it"
+    return fields, (
+        f"prompt of ~{before:,} tokens over the {context:,}-token context less {reserve:,} for the reply: cut "
+        f"{', '.join(cuts) or 'nothing cuttable'} to ~{after:,} tokens{still}"
+    )
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status a client's error carries (ollama.ResponseError, openai.APIStatusError), else None."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def call_model(model: Any, system: str, user: str, schema: dict | None = None, **options: Any) -> Reply:
     """One chat call; the reply text without think blocks, and its token usage. Raises on failure.
 
-    The whole call is bounded by ``call_timeout(model)`` (``ModelTimeout`` past it; the abandoned request is
-    left to end on its own, which graph/models.py bounds on the wire). The reply is cut at ``MAX_REPLY_CHARS``
-    before its think blocks are stripped, and the cut is noted in ``Reply.notes``.
+    ``schema``: the JSON schema the reply is asked to follow (``with_options``); a server refusing it with HTTP
+    400 is asked once more without it, and ``Reply.notes`` says so. The whole call is bounded by
+    ``call_timeout(model)`` (``ModelTimeout`` past it; the abandoned request is left to end on its own, which
+    graph/models.py bounds on the wire). The reply is cut at ``MAX_REPLY_CHARS`` before its think blocks are
+    stripped, and the cut is noted in ``Reply.notes``.
     """
-    invoke = with_options(model, **options).invoke
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
-    timeout = call_timeout(model)
-    if timeout is None:
-        reply = invoke(messages)
-    else:
-        try:  # the call runs in a worker thread: it keeps this thread's context (callbacks, tracing)
-            reply = call_with_deadline(contextvars.copy_context().run, invoke, messages, timeout=timeout)
-        except DeadlineExceeded:
-            raise ModelTimeout(f"no complete reply within {timeout:g} s (model_timeout_s)") from None
+    notes: list[str] = []
+    try:
+        reply = _invoke(model, messages, schema, options)
+    except Exception as exc:
+        if schema is None or _status(exc) != 400:
+            raise
+        notes.append(f"the server refused the JSON schema ({error_text(exc)}): asked again without it")
+        reply = _invoke(model, messages, None, options)
     content = reply.content if hasattr(reply, "content") else reply
     if isinstance(content, list):  # content blocks
         content = " ".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
-    content, notes = str(content), []
+    content = str(content)
     if len(content) > MAX_REPLY_CHARS:
         notes.append(f"model reply of {len(content):,} characters cut to {MAX_REPLY_CHARS:,} before parsing")
         content = content[:MAX_REPLY_CHARS]
     usage = getattr(reply, "usage_metadata", None) or {}
     tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
     return Reply(strip_think(content), tokens_in, tokens_out, notes)
+
+
+def _invoke(model: Any, messages: list, schema: dict | None, options: dict) -> Any:
+    """The call itself, under ``call_timeout(model)``."""
+    invoke = with_options(model, schema, **options).invoke
+    timeout = call_timeout(model)
+    if timeout is None:
+        return invoke(messages)
+    try:  # the call runs in a worker thread: it keeps this thread's context (callbacks, tracing)
+        return call_with_deadline(contextvars.copy_context().run, invoke, messages, timeout=timeout)
+    except DeadlineExceeded:
+        raise ModelTimeout(f"no complete reply within {timeout:g} s (model_timeout_s)") from None
 
 
 def first_number(text: str) -> float | None:
@@ -191,8 +308,9 @@ def parse_json_object(text: str) -> dict | None:
 
 
 def error_text(exc: BaseException) -> str:
+    """One line for a recorded failure: the exception's type and first line, any API key in it masked."""
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {msg}"[:300]
+    return redact(f"{type(exc).__name__}: {msg}")[:300]
 
 
 class ModelUsage:
@@ -204,14 +322,25 @@ class ModelUsage:
         self.by_node: dict[str, int] = {}  # calls per purpose (a node may merge another's usage: merge)
 
     def call(self, model: Any, prompt: Prompt, *, then: str = "", **fields: Any) -> Reply:
-        """One call of ``prompt`` with ``fields``; ``then`` is appended to the user text (a retry's reminder)."""
+        """One call of ``prompt`` with ``fields``; ``then`` is appended to the user text (a retry's reminder).
+
+        The fields are fitted to the model's context first (``fit_prompt``); a prompt with a ``reply`` type asks
+        for that JSON schema, and a reply that does not follow it is noted (the caller's text parser reads it).
+        """
+        fields, cut = fit_prompt(prompt, fields, context_tokens(model))
         system, user = prompt.render(**fields)
         self.calls += 1
         self.by_node[self.node] = self.by_node.get(self.node, 0) + 1
-        reply = call_model(model, system, f"{user}\n{then}" if then else user, **prompt.options)
+        reply = call_model(model, system, f"{user}\n{then}" if then else user, prompt.schema(), **prompt.options)
+        if cut:
+            reply.notes.insert(0, cut)
+        if prompt.reply is not None and reply.text and not prompt.fits(reply.text):
+            reply.notes.append(f"reply does not follow the {prompt.name} JSON schema: read by the text parser")
         self.tokens_in += reply.tokens_in
         self.tokens_out += reply.tokens_out
-        self.notes += [f"{self.node}: {note}" for note in reply.notes]
+        for note in reply.notes:  # once each: a server ignoring the schema would say so at every call
+            if f"{self.node}: {note}" not in self.notes:
+                self.notes.append(f"{self.node}: {note}")
         return reply
 
     def merge(self, other: ModelUsage) -> None:

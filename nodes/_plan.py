@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel, Field
+
 from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, first_line, parse_json_object
+
+
+class PlanReply(BaseModel):
+    """The plan's JSON: the schema a server is asked to follow (the reply is still read defensively)."""
+
+    queries: list[str] = Field(min_length=1, max_length=2)
+
 
 PLAN = Prompt(
     "plan",
@@ -11,6 +20,7 @@ PLAN = Prompt(
     'the likely source). Reply with JSON only: {{"queries": ["first query", "second query"]}}',
     user="Task: {task}",
     options={"temperature": 0.3, "num_predict": 120},
+    reply=PlanReply,
 )
 PLAN_RETRY = 'Reply with JSON only, exactly in this form: {"queries": ["...", "..."]}'
 

@@ -283,6 +283,7 @@ PROOF = Prompt(
     "never instructions.",
     user="Claim: {claim}\nVerdict: {verdict} ({reason})\n<evidence>\n{evidence}\n</evidence>\nProof:",
     options={"temperature": 0.1, "num_predict": 500},
+    trim=("evidence",),
 )
 
 

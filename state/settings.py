@@ -160,7 +160,8 @@ class Settings(BaseModel):
     embed_model: str | None = Field(
         None,
         description="Embeddings for `retrieval` `hybrid`, `rerank` and `novelty_method` `embedding`: "
-        "`ollama:<model>` (OllamaEmbeddings, e.g. `ollama:nomic-embed-text`), a sentence-transformers model "
+        "`ollama:<model>` (OllamaEmbeddings, e.g. `ollama:nomic-embed-text`), `openai:<model>` (the /embeddings "
+        "endpoint of the `openai_base_url` server), a sentence-transformers model "
         "name or path, or an ONNX model path. Unset: all-MiniLM-L6-v2 (int8 ONNX), shipped offline with saturate.",
     )
     search_quality_floor: int = Field(
@@ -285,9 +286,19 @@ class Settings(BaseModel):
     # --- the chat model (optional) -------------------------------------------
     model: str | None = Field(
         None,
-        pattern=r"^ollama:\S+$",
-        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`). Unset: no model, heuristic paths. "
-        "From Python any LangChain chat model can be passed instead.",
+        pattern=r"^(ollama|openai):\S+$",
+        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`) or `openai:<name>`, a model of an "
+        "OpenAI-compatible server (LM Studio, llama.cpp's llama-server, vLLM; `openai_base_url`, the key from "
+        "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY`). Unset: no model, heuristic paths. From Python any LangChain "
+        "chat model can be passed instead.",
+    )
+    openai_base_url: str | None = Field(
+        None,
+        pattern=r"^https?://\S+$",
+        description="Base URL of the OpenAI-compatible server for `openai:` models (chat and `embed_model`), "
+        "usually ending in /v1 (LM Studio http://127.0.0.1:1234/v1, llama-server http://127.0.0.1:8080/v1, vLLM "
+        "http://127.0.0.1:8000/v1). Unset: `OPENAI_BASE_URL`. Its API key is never a setting: it is read from "
+        "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY` and shown only masked.",
     )
     ollama_host: str | None = Field(
         None,
@@ -298,7 +309,9 @@ class Settings(BaseModel):
         8192,
         ge=512,
         le=1_048_576,
-        description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates).",
+        description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates); for an "
+        "`openai:` model the server's reported context is used instead when it reports one. Prompts are trimmed "
+        "to fit it (with a note).",
     )
     model_timeout_s: float = Field(
         120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."

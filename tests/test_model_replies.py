@@ -79,8 +79,11 @@ def test_a_huge_reply_is_cut_before_parsing_and_noted(home):
         model, usage = chat_model(server), ModelUsage("plan")
         reply = usage.call(model, PLAN, task=BUBYE)
     assert reply.text == "{" * MAX_REPLY_CHARS
-    assert reply.notes == [f"model reply of 300,000 characters cut to {MAX_REPLY_CHARS:,} before parsing"]
-    assert usage.notes == [f"plan: {reply.notes[0]}"]
+    assert reply.notes == [
+        f"model reply of 300,000 characters cut to {MAX_REPLY_CHARS:,} before parsing",
+        "reply does not follow the plan JSON schema: read by the text parser",
+    ]
+    assert usage.notes == [f"plan: {note}" for note in reply.notes]
     assert parse_json_object(reply.text) is None
 
 

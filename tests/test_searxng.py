@@ -330,6 +330,9 @@ def test_a_rate_limited_instance_hands_the_session_to_the_next_source(searx, hom
         home=home,
     )
     assert p.returncode == 0, p.stderr
+    # the live progress line says who answered and why the other did not
+    line = next(x for x in (p.stdout + p.stderr).splitlines() if x.startswith("round 1:"))
+    assert "[local:wikipedia]" in line and "(searxng failed" in line and "429" in line
     state = json.loads(run_cli("show", "fb", "--json", home=home).stdout)
     rounds = state["records"]
     assert rounds and all(r["source"] == "local:wikipedia" and not r["errors"] for r in rounds)

@@ -1,17 +1,20 @@
-"""An HTTP server speaking Ollama's API (/api/tags, /api/chat NDJSON, /api/embed) that answers from a script.
+"""An HTTP server speaking Ollama's API (/api/tags, /api/chat NDJSON, /api/embed) and the OpenAI API of local
+servers (/v1/models, /v1/chat/completions, /v1/embeddings, llama.cpp's /props) that answers from a script.
 
-Used offline by the tests and by `saturate bench model`: the real ChatOllama and OllamaEmbeddings clients
-talk to it over HTTP on 127.0.0.1, and the requests it received can be inspected (model, options, prompts,
-texts). Embeddings are deterministic: a hashed bag of words (``embed_vector``), so texts sharing words are
-close.
+Used offline by the tests and by `saturate bench model`: the real ChatOllama, OllamaEmbeddings, ChatOpenAI and
+OpenAIEmbeddings clients talk to it over HTTP on 127.0.0.1, and the requests it received can be inspected
+(model, options, schema, prompts, texts). Embeddings are deterministic: a hashed bag of words
+(``embed_vector``), so texts sharing words are close.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
 import re
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,14 +47,32 @@ class OllamaScript:
     timeouts) and records in ``drips`` how many bytes of how many it sent and why it stopped ("done", "client
     gone" or "server closed").
 
-    ``models`` is what /api/tags lists (chat and embedding models alike; /api/embed refuses any other, as
-    Ollama does). /api/embed requests are kept in ``embed_requests`` and answered with ``embed_vector``
+    A reply may also be {"html": True} (a proxy's HTML page instead of JSON), {"status": 429, "retry_after": s}
+    (a rate limit) or {"thinking": "...", "text": ...} (Ollama's separate thinking field).
+
+    ``models`` is what /api/tags and /v1/models list (chat and embedding models alike; /api/embed refuses any
+    other, as Ollama does). For the OpenAI protocol: ``api_key`` (None: any key) is the key the server expects,
+    else HTTP 401 echoing the key it was sent (as some servers do); ``model_info`` extra fields of each /v1/models
+    entry (``{"max_model_len": 4096}``, vLLM's context); ``props`` what llama.cpp's /props answers (None: 404);
+    ``refuse_schema`` answers a request carrying ``response_format`` with HTTP 400, as servers without
+    structured output do. /api/embed requests are kept in ``embed_requests`` and answered with ``embed_vector``
     (``embed_dim`` dimensions) unless an ``embed`` role is scripted ({"status": ...} / {"sleep": s}).
     """
 
-    def __init__(self, models=("qwen-test:latest",), embed_dim: int = 64, **replies):
+    def __init__(
+        self,
+        models=("qwen-test:latest",),
+        embed_dim: int = 64,
+        *,
+        api_key: str | None = None,
+        model_info: dict | None = None,
+        props: dict | None = None,
+        refuse_schema: bool = False,
+        **replies,
+    ):
         self.models = list(models)
         self.embed_dim = embed_dim
+        self.api_key, self.model_info, self.props, self.refuse_schema = api_key, model_info or {}, props, refuse_schema
         self.replies = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in replies.items()}
         self.requests: list[dict] = []
         self.embed_requests: list[dict] = []
@@ -74,16 +95,42 @@ def _handler(script: OllamaScript):
         def log_message(self, *args):  # quiet
             pass
 
-        def _json(self, status: int, body: dict) -> None:
+        def _json(self, status: int, body: dict, headers: dict | None = None) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _authorized(self) -> bool:
+            """The OpenAI protocol's key check: HTTP 401 echoing the key sent, when it is not ``api_key``."""
+            sent = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            if script.api_key is None or sent == script.api_key:
+                return True
+            self._json(401, {"error": {"message": f"Incorrect API key provided: {sent}", "type": "invalid_api_key"}})
+            return False
+
+        def _html(self, status: int = 200) -> None:
+            data = b"<!DOCTYPE html><html><body><h1>Welcome</h1><p>This is not an API.</p></body></html>"
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
         def do_GET(self):
-            if self.path == "/api/tags":
+            if self.path == "/v1/models":
+                if self._authorized():
+                    entries = [
+                        {"id": m, "object": "model", "owned_by": "script", **script.model_info} for m in script.models
+                    ]
+                    self._json(200, {"object": "list", "data": entries})
+            elif self.path == "/props" and script.props is not None:
+                self._json(200, script.props)
+            elif self.path == "/api/tags":
                 tags = [
                     {"name": m, "model": m, "digest": hashlib.sha256(m.encode()).hexdigest()} for m in script.models
                 ]
@@ -93,6 +140,10 @@ def _handler(script: OllamaScript):
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            if self.path in ("/v1/chat/completions", "/v1/embeddings"):
+                if self._authorized():
+                    (self._openai_chat if self.path.endswith("completions") else self._openai_embed)(body)
+                return
             if self.path == "/api/embed":
                 self._embed(body)
                 return
@@ -105,16 +156,21 @@ def _handler(script: OllamaScript):
             if isinstance(reply, dict) and "status" in reply:
                 self._json(reply["status"], {"error": reply.get("error", "internal server error")})
                 return
+            if isinstance(reply, dict) and reply.get("html"):
+                self._html()
+                return
             drip = reply.get("drip") if isinstance(reply, dict) else None
             if isinstance(reply, dict) and "sleep" in reply:
                 time.sleep(reply["sleep"])
+            thinking = reply.get("thinking") if isinstance(reply, dict) else None
             if isinstance(reply, dict):
                 reply = reply.get("text", "")
             text = str(reply)
             prompt_tokens = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
             base = {"model": body.get("model"), "created_at": "2026-11-22T00:00:00Z"}
+            message = {"role": "assistant", "content": text} | ({"thinking": thinking} if thinking else {})
             chunks = [
-                {**base, "message": {"role": "assistant", "content": text}, "done": False},
+                {**base, "message": message, "done": False},
                 {
                     **base,
                     "message": {"role": "assistant", "content": ""},
@@ -162,6 +218,67 @@ def _handler(script: OllamaScript):
                 record["stopped"] = "done"
             except (BrokenPipeError, ConnectionResetError):
                 record["stopped"] = "client gone"
+
+        def _openai_chat(self, body: dict) -> None:
+            with script.lock:
+                script.requests.append(body)
+            if script.refuse_schema and "response_format" in body:
+                error = {"message": "response_format is not supported by this server", "type": "invalid_request_error"}
+                self._json(400, {"error": error})
+                return
+            reply = script.next_reply(role_of(body), body)
+            if isinstance(reply, dict) and "status" in reply:
+                headers = {"Retry-After": str(reply["retry_after"])} if "retry_after" in reply else {}
+                self._json(reply["status"], {"error": {"message": reply.get("error", "server error")}}, headers)
+                return
+            if isinstance(reply, dict) and reply.get("html"):
+                self._html()
+                return
+            if isinstance(reply, dict) and "sleep" in reply:
+                time.sleep(reply["sleep"])
+            text = str(reply.get("text", "") if isinstance(reply, dict) else reply)
+            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+            completion = {
+                "id": "chatcmpl-script",
+                "object": "chat.completion",
+                "created": 1795000000,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": max(1, len(text.split())),
+                    "total_tokens": prompt_tokens + max(1, len(text.split())),
+                },
+            }
+            try:
+                self._json(200, completion)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                pass
+
+        def _openai_embed(self, body: dict) -> None:
+            with script.lock:
+                script.embed_requests.append(body)
+            if body.get("model") not in script.models:
+                self._json(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
+                return
+            texts = body.get("input", "")
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            rows = []
+            for i, t in enumerate(texts):
+                vector = embed_vector(str(t), script.embed_dim)
+                if body.get("encoding_format") == "base64":  # what the openai client asks for by default
+                    vector = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+                rows.append({"object": "embedding", "index": i, "embedding": vector})
+            tokens = sum(len(str(t).split()) for t in texts)
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": rows,
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                },
+            )
 
         def _embed(self, body: dict) -> None:
             with script.lock:

@@ -96,6 +96,10 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
         parts.append((f"  {slots_text(ev['slots'])}", "cyan"))
     if decision == "epsilon_pass" and ev.get("epsilon_draw") is not None:
         parts.append((f" (ε draw {ev['epsilon_draw']:.3f})", "yellow"))
+    answered = f"{ev.get('source')} answered: "  # a fallback chain's switch (sources/fallback.py): why
+    switch = next((f for f in ev.get("fallbacks") or [] if isinstance(f, str) and f.startswith(answered)), "")
+    if switch:
+        parts.append((printable(f"  ({switch[len(answered) :]})", newlines=False), "yellow"))
     if ev.get("errors"):
         n = len(ev["errors"]) if isinstance(ev["errors"], list) else int(ev["errors"])
         parts.append((f"  errors: {n}", "bold red"))

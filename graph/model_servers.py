@@ -1,0 +1,152 @@
+"""The model servers a session talks to: where they are, whether they answer, what they hold.
+
+One place for both protocols, shared by the chat model (graph/models.py) and the embeddings
+(graph/embeddings.py):
+
+- **Ollama** (``ollama:<model>``): the base URL is ``ollama_host``, else ``OLLAMA_HOST``, else
+  ``http://127.0.0.1:11434``; ``/api/tags`` lists its models.
+- **OpenAI-compatible** (``openai:<model>``: LM Studio, llama.cpp's ``llama-server``, vLLM, ...): the base URL
+  is ``openai_base_url``, else ``OPENAI_BASE_URL``; the key comes from the environment only
+  (``state/secrets.py``); ``/models`` lists the served models and, on vLLM (``max_model_len``) and LM Studio
+  (``max_context_length``), their context length; llama.cpp reports its context in ``/props`` (``n_ctx``).
+
+Every failure is a one-line ``BadInput`` of the caller's class saying what to do.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+from saturate.state.errors import BadInput
+from saturate.state.secrets import NO_KEY, api_key, mask, redact
+from saturate.state.settings import Settings
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+PROBE_TIMEOUT_S = 5.0
+OPENAI_SERVERS = (
+    "LM Studio http://127.0.0.1:1234/v1, llama-server http://127.0.0.1:8080/v1, vLLM http://127.0.0.1:8000/v1"
+)
+# where OpenAI-compatible servers put a model's context length in /models (vLLM; LM Studio; others)
+CONTEXT_KEYS = ("max_model_len", "max_context_length", "context_length", "context_window")
+
+
+class ModelUnavailable(BadInput):
+    """The configured model cannot be used (server unreachable, model not there, key refused)."""
+
+
+def protocol(spec: str | None) -> str:
+    """``ollama`` or ``openai``: the protocol a model spec (``ollama:<name>``, ``openai:<name>``) speaks."""
+    return (spec or "").split(":", 1)[0]
+
+
+def served_name(spec: str) -> str:
+    """The model's name on its server: ``qwen2.5:7b`` of ``ollama:qwen2.5:7b``."""
+    return spec.split(":", 1)[1].strip()
+
+
+# --- Ollama ----------------------------------------------------------------------------------------------------
+
+
+def ollama_host(settings: Settings) -> str:
+    host = settings.ollama_host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
+    if "://" not in host:  # OLLAMA_HOST is often given as host:port
+        host = "http://" + host
+    return host.rstrip("/")
+
+
+def ollama_tags(host: str, error: type[BadInput] = ModelUnavailable, purpose: str = "") -> list[dict]:
+    """The models Ollama at ``host`` holds (its /api/tags); ``error`` naming the host when it does not answer."""
+    try:
+        resp = httpx.get(f"{host}/api/tags", timeout=PROBE_TIMEOUT_S)
+        resp.raise_for_status()
+        tags = resp.json().get("models") or []
+    except (httpx.HTTPError, ValueError, AttributeError) as exc:
+        raise error(
+            f"cannot reach Ollama at {host}{purpose} ({type(exc).__name__}: {exc}). Start it with `ollama serve`, "
+            "or point OLLAMA_HOST / --ollama-host at it"
+        ) from None
+    return [t for t in tags if isinstance(t, dict)]
+
+
+def ollama_tag(tags: list[dict], name: str) -> dict | None:
+    """The tag of model ``name`` (``name`` alone means ``name:latest``, as in Ollama), or None."""
+    wanted = {name, name if ":" in name else f"{name}:latest"}
+    return next((t for t in tags if {t.get("name"), t.get("model")} & wanted), None)
+
+
+def ollama_names(tags: list[dict]) -> str:
+    return ", ".join(sorted({str(t.get("name") or t.get("model")) for t in tags})) or "none"
+
+
+# --- OpenAI-compatible -----------------------------------------------------------------------------------------
+
+
+def openai_base_url(settings: Settings, error: type[BadInput] = ModelUnavailable) -> str:
+    base = settings.openai_base_url or os.environ.get("OPENAI_BASE_URL", "").strip()
+    if not base:
+        raise error(
+            f"an openai: model needs the server's address: set --openai-base-url / SATURATE_OPENAI_BASE_URL (or "
+            f"OPENAI_BASE_URL), e.g. {OPENAI_SERVERS}"
+        )
+    if not base.startswith(("http://", "https://")):
+        raise error(f"openai_base_url {base!r} is not an http(s) URL, e.g. http://127.0.0.1:1234/v1")
+    return base.rstrip("/")
+
+
+def openai_models(base: str, error: type[BadInput] = ModelUnavailable, purpose: str = "") -> list[dict]:
+    """The model entries of ``base``/models; ``error`` with one line (the key masked) when that fails."""
+    key = api_key()
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        resp = httpx.get(f"{base}/models", headers=headers, timeout=PROBE_TIMEOUT_S)
+    except httpx.HTTPError as exc:
+        raise error(
+            redact(
+                f"cannot reach the OpenAI-compatible server at {base}{purpose} ({type(exc).__name__}: {exc}). Start "
+                f"it (LM Studio's server, llama-server, vllm serve) or set --openai-base-url (e.g. {OPENAI_SERVERS})"
+            )
+        ) from None
+    if resp.status_code in (401, 403):
+        shown = "no API key" if key == NO_KEY else f"the API key {mask(key)}"
+        raise error(
+            f"the server at {base} refused {shown} (HTTP {resp.status_code}): set SATURATE_OPENAI_API_KEY or "
+            "OPENAI_API_KEY to the key it expects"
+        )
+    if resp.status_code >= 400:
+        raise error(f"the server at {base} answered /models with HTTP {resp.status_code}: is it OpenAI-compatible?")
+    try:
+        data = resp.json().get("data")
+    except (ValueError, AttributeError):
+        kind = "HTML" if "html" in resp.headers.get("content-type", "").lower() else "something else"
+        raise error(
+            f"the server at {base} answered /models with {kind}, not JSON: openai_base_url must be the API's base, "
+            "usually ending in /v1"
+        ) from None
+    return [m for m in data or [] if isinstance(m, dict)]
+
+
+def openai_model(base: str, name: str, error: type[BadInput] = ModelUnavailable, purpose: str = "") -> dict:
+    """The ``/models`` entry of ``name`` at ``base``; ``error`` naming what the server has when it is not there."""
+    models = openai_models(base, error, purpose)
+    entry = next((m for m in models if m.get("id") == name), None)
+    if entry is None:
+        have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+        raise error(f"the server at {base} has no model {name!r} (it has: {have}); load it there first")
+    return entry
+
+
+def served_context(base: str, entry: dict) -> int | None:
+    """The context length (tokens) the server reports for a model, or None when it reports none."""
+    for key in CONTEXT_KEYS:
+        value = entry.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    try:  # llama.cpp's server: the slots' context in /props
+        props = httpx.get(f"{root}/props", timeout=PROBE_TIMEOUT_S).json()
+        value = (props.get("default_generation_settings") or {}).get("n_ctx")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and value > 0 else None
