@@ -74,7 +74,7 @@ def research(
     if settings.novelty_method == "model" and model is None and not notes:
         raise InputError("novelty_method=model needs a chat model: set --model ollama:<name> (or pass chat_model)")
     initial = initial_state(task, settings, tuple(notes), kind=_kind)
-    _, state = session.start(
+    thread, state = session.start(
         initial,
         thread_id,
         home,
@@ -84,7 +84,14 @@ def research(
         embeddings=embeddings,
         database_url=settings.database_url,
     )
-    return AgentResult.model_validate(state["result"])
+    return result_of(state, thread)
+
+
+def result_of(state: dict, thread_id: str) -> AgentResult:
+    """A session's AgentResult, or — paused for a person — one with outcome ``review`` and what to review."""
+    if state.get("_review"):
+        return AgentResult(outcome="review", task=state.get("task", ""), thread_id=thread_id, review=state["_review"])
+    return AgentResult.model_validate({**state["result"], "thread_id": thread_id})
 
 
 def verify(claim: str, **kwargs: Any) -> AgentResult:
@@ -128,6 +135,10 @@ def research_multi(
     _, chat_model = _by_name(None, chat_model, overrides)
     settings = session.resolve_settings(settings, overrides)
     task = session.check_task(task, settings)
+    if settings.review != "off":
+        raise InputError(
+            f"review {settings.review!r} works with single-source sessions; multi-source ones are not paused"
+        )
     if objects is not None and not objects:
         raise InputError("no sources given")
     specs = resolve_specs(
@@ -137,7 +148,7 @@ def research_multi(
     )
     model, notes = resolve_chat_model(settings, chat_model)
     initial = initial_multi_state(task, settings, specs, tuple(notes))
-    _, state = session.start(
+    thread, state = session.start(
         initial,
         thread_id,
         home,
@@ -147,7 +158,7 @@ def research_multi(
         embeddings=embeddings,
         database_url=settings.database_url,
     )
-    return MultiResult.model_validate(state["result"])
+    return MultiResult.model_validate({**state["result"], "thread_id": thread})
 
 
 def resume(
@@ -160,16 +171,29 @@ def resume(
     sources: Mapping[str, SearchSource] | None = None,
     stream_handler=None,
     database_url: str | None = None,
+    review: Any = None,
 ) -> AgentResult | MultiResult:
     """Continue a session of either mode from its last completed step (a no-op for a finished one).
 
     ``chat_model`` and ``embeddings`` are not in the checkpoint: pass them again, or they are built from the
     session's settings. ``database_url``: where the session is (default: ``SATURATE_DATABASE_URL``, else the
-    data directory's sessions.db)."""
+    data directory's sessions.db). ``review``: the decision for a session paused for review (outcome
+    ``review``): ``"approve"``, ``{"action": "edit", "queries": [...]}``, ``{"action": "more", "note": "..."}``
+    or LangGraph's ``Command(resume=...)`` carrying one (``state/review.py``)."""
     state = session.resume(
-        thread_id, home, chat_model, source, sources, stream_handler, embeddings, database_url=database_url
+        thread_id,
+        home,
+        chat_model,
+        source,
+        sources,
+        stream_handler,
+        embeddings,
+        database_url=database_url,
+        review=review,
     )
-    return (MultiResult if state.get("kind") == "multi" else AgentResult).model_validate(state["result"])
+    if state.get("kind") == "multi":
+        return MultiResult.model_validate({**state["result"], "thread_id": thread_id})
+    return result_of(state, thread_id)
 
 
 __all__ = ["InputError", "list_sessions", "research", "research_multi", "resume", "session_state", "verify"]

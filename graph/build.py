@@ -1,9 +1,15 @@
 """build_graph: the round loop, wired top to bottom, with the routers beside their edges.
 
-START → plan_query → search → assess_novelty → gate ─┬ accepted → compress ─┬ next_round → plan_query
-                                                      │                      └ capped → enrich
-                                                      └ stopped → enrich → decide ─┬ result → END
-                                                                                   └ need_more_search → plan_query
+START → plan_query ─┬ planned → search → assess_novelty → gate ─┬ accepted → compress ─┬ next_round → plan_query
+                    └ review → review_plan → search                │                      └ capped → enrich
+                                                                   └ stopped → enrich → decide ─┬ result → END
+                                                                          need_more_search → plan_query ┤
+                                                                                    review → review_answer ┘
+review_answer ─┬ approved → END
+               └ more_search → plan_query
+
+The review nodes run only when the ``review`` setting asks for them (a person approves the plan before the
+first search and/or the answer before it is final: LangGraph ``interrupt()``); otherwise the routes skip them.
 
 Each router returns *why* (a ``Literal`` of decision names); the path map says
 *where* that leads. LangGraph draws the names on the conditional edges, so the
@@ -22,14 +28,18 @@ from saturate.nodes.decide import decide
 from saturate.nodes.enrich import enrich
 from saturate.nodes.gate import gate
 from saturate.nodes.plan_query import plan_query
+from saturate.nodes.review_answer import review_answer
+from saturate.nodes.review_plan import review_plan
 from saturate.nodes.search import search
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import ACCEPTED
+from saturate.state.settings_of import settings_of
 
 # what each node is doing, for live progress ("round 2: searching"); part of the node's metadata
 ROUND = {"part": "round"}
 END_STEPS = {"part": "end"}
+REVIEW = {"part": "review"}
 
 
 def route_after_gate(state: ResearchState) -> Literal["accepted", "stopped"]:
@@ -42,9 +52,23 @@ def route_after_compress(state: ResearchState) -> Literal["next_round", "capped"
     return "capped" if state["current"].get("decision") == "cap" else "next_round"
 
 
-def route_after_decide(state: ResearchState) -> Literal["need_more_search", "result"]:
-    """A claim whose evidence is not yet sufficient goes back for more search while attempts remain."""
-    return "need_more_search" if state.get("result") is None else "result"
+def route_after_plan(state: ResearchState) -> Literal["review", "planned"]:
+    """Round 1's plan goes to a person first when ``review`` is plan or both."""
+    review = settings_of(state).review
+    return "review" if review in ("plan", "both") and state["current"].get("round") == 1 else "planned"
+
+
+def route_after_decide(state: ResearchState) -> Literal["need_more_search", "review", "result"]:
+    """A claim whose evidence is not yet sufficient goes back for more search while attempts remain; a result goes
+    to a person first when ``review`` is answer or both."""
+    if state.get("result") is None:
+        return "need_more_search"
+    return "review" if settings_of(state).review in ("answer", "both") else "result"
+
+
+def route_after_review(state: ResearchState) -> Literal["more_search", "approved"]:
+    """The reviewer sent the answer back (the result cleared) or approved it."""
+    return "more_search" if state.get("result") is None else "approved"
 
 
 def build_graph(checkpointer=None, **compile_kwargs):
@@ -56,13 +80,19 @@ def build_graph(checkpointer=None, **compile_kwargs):
     g.add_node("compress", compress, metadata={**ROUND, "step": "merging into the knowledge state"})
     g.add_node("enrich", enrich, metadata={**END_STEPS, "step": "fetching full pages"})
     g.add_node("decide", decide, metadata={**END_STEPS, "step": "writing the answer"})
+    g.add_node("review_plan", review_plan, metadata={**REVIEW, "step": "waiting for the plan's review"})
+    g.add_node("review_answer", review_answer, metadata={**REVIEW, "step": "waiting for the answer's review"})
 
     g.add_edge(START, "plan_query")
-    g.add_edge("plan_query", "search")
+    g.add_conditional_edges("plan_query", route_after_plan, {"planned": "search", "review": "review_plan"})
+    g.add_edge("review_plan", "search")
     g.add_edge("search", "assess_novelty")
     g.add_edge("assess_novelty", "gate")
     g.add_conditional_edges("gate", route_after_gate, {"accepted": "compress", "stopped": "enrich"})
     g.add_conditional_edges("compress", route_after_compress, {"next_round": "plan_query", "capped": "enrich"})
     g.add_edge("enrich", "decide")
-    g.add_conditional_edges("decide", route_after_decide, {"need_more_search": "plan_query", "result": END})
+    g.add_conditional_edges(
+        "decide", route_after_decide, {"need_more_search": "plan_query", "review": "review_answer", "result": END}
+    )
+    g.add_conditional_edges("review_answer", route_after_review, {"more_search": "plan_query", "approved": END})
     return g.compile(checkpointer=checkpointer, **compile_kwargs)

@@ -22,6 +22,7 @@ from typing import Any
 
 from filelock import FileLock
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 
 from saturate.graph import storage
 from saturate.graph.build import build_graph
@@ -32,6 +33,7 @@ from saturate.graph.paths import home_dir, writable
 from saturate.sources import make_source, open_sources
 from saturate.state.context import Context, SearchSource
 from saturate.state.errors import BadInput
+from saturate.state.review import review_decision
 from saturate.state.settings import Settings, load_settings
 from saturate.state.text import has_control_characters, printable, terms
 
@@ -304,17 +306,30 @@ def run(graph, payload, thread_id: str, context: Context, stream_handler=None) -
     Ctrl-C stops the session at the next step (``interrupt_between_steps``); a second one at once.
     """
     mode = getattr(stream_handler, "stream_mode", "updates") if stream_handler is not None else "values"
-    last = None
+    last, paused = None, False
     with interrupt_between_steps() as stop_if_asked:
         for chunk in graph.stream(payload, config(thread_id), context=context, durability=DURABILITY, stream_mode=mode):
+            data = chunk[-1] if isinstance(chunk, tuple) else chunk  # (mode, chunk) when several modes stream
+            paused = paused or (isinstance(data, dict) and "__interrupt__" in data)  # a review node's interrupt()
             if stream_handler is not None:
                 stream_handler(chunk)
-            else:
+            elif not (isinstance(chunk, dict) and "__interrupt__" in chunk):
                 last = chunk
             stop_if_asked()
-    if stream_handler is None and isinstance(last, dict):
+    if stream_handler is None and isinstance(last, dict) and not paused:
         return last  # what graph.invoke returns: the last values
-    return graph.get_state(config(thread_id)).values
+    snap = graph.get_state(config(thread_id))
+    waiting = review_waiting(snap)
+    return {**snap.values, "_review": waiting} if waiting else snap.values
+
+
+def review_waiting(snap) -> dict | None:
+    """What a session paused for a person (``interrupt()`` in a review node) asks to review, else None."""
+    for task in snap.tasks:
+        for pending in task.interrupts:
+            if isinstance(pending.value, dict):
+                return pending.value
+    return None
 
 
 @contextmanager
@@ -386,8 +401,12 @@ def resume(
     stream_handler=None,
     embeddings: Any = None,
     database_url: str | None = None,
+    review: Any = None,
 ) -> dict:
-    """Continue a session of either mode from its last completed step (a finished one is only read)."""
+    """Continue a session of either mode from its last completed step (a finished one is only read).
+
+    ``review``: the decision for a session paused for review (``state/review.py``), resumed as
+    ``Command(resume=decision)``; without one a paused session pauses again with the same question."""
     home_path = home_dir(home)
     with storage.using(database_url), open_checkpointer(home_path) as saver:
         kind = kind_of(saver, thread_id)
@@ -396,12 +415,22 @@ def resume(
         graph = graph_for(kind, saver)
         snap = graph.get_state(config(thread_id))
         state = snap.values
+        waiting = review_waiting(snap)
+        if review is not None:
+            if waiting is None:
+                raise InputError(f"thread {thread_id!r} is not waiting for a review: {status_of(snap)}")
+            decision = review.resume if isinstance(review, Command) else review
+            # a bad decision fails here, before anything runs; the graph gets it as plain data
+            command: Any = Command(resume=review_decision(decision, waiting.get("point", "")).model_dump())
+        else:
+            command = None
         if "settings" not in state:  # killed between the input checkpoint and the first step's
             state = values_of(saver.get_tuple(config(thread_id)))
         # Not ``snap.next`` alone: LangGraph leaves out of ``next`` the tasks whose writes were already saved
         # (a process killed after a node's writes, before the next checkpoint); ``tasks`` still lists them, and
-        # running from the checkpoint applies those writes and goes on. Only a result means finished.
-        if not state.get("result"):
+        # running from the checkpoint applies those writes and goes on. Only a result means finished (unless it
+        # waits for a person's review).
+        if not state.get("result") or waiting is not None:
             if kind == "multi":
                 provided = [spec["name"] for spec in state["sources"] if spec.get("provided")]
                 if provided and sources is None:
@@ -420,8 +449,8 @@ def resume(
             with session_context(settings, home_path, model, source, specs, sources, embeddings, progress) as context:
                 if context.notes:
                     graph.update_state(config(thread_id), {"notes": [f"on resume: {n}" for n in context.notes]})
-                state = run(graph, None, thread_id, context, stream_handler)
-    if not state.get("result"):
+                state = run(graph, command, thread_id, context, stream_handler)
+    if not state.get("result") and not state.get("_review"):
         raise InputError(f"thread {thread_id!r} has no result and nothing left to run")
     return state
 
@@ -429,8 +458,11 @@ def resume(
 def status_of(snap) -> str:
     """A session's status from its latest checkpoint: ``done``, ``failed at NODE: error`` (resume retries it) or
     ``interrupted at NODE`` (resume continues it)."""
-    if (snap.values or {}).get("result"):
+    if (snap.values or {}).get("result") and not snap.next:
         return "done"
+    waiting = review_waiting(snap)
+    if waiting is not None:
+        return f"waiting for review of the {waiting.get('point', '?')}"
     failed = [t for t in snap.tasks if t.error]
     if failed:
         return f"failed at {','.join(t.name for t in failed)}: {str(failed[0].error)[:120]}"
@@ -451,8 +483,10 @@ def session_state(thread_id: str, home=None, database_url: str | None = None) ->
         if kind is None:
             raise unknown_thread(thread_id, home_path)
         snap = graph_for(kind, saver).get_state(config(thread_id))
-    pending = [] if snap.values.get("result") else list(dict.fromkeys([*snap.next, *(t.name for t in snap.tasks)]))
-    return {**snap.values, "_next": pending, "_status": status_of(snap)}
+    waiting = review_waiting(snap)
+    finished = snap.values.get("result") and waiting is None
+    pending = [] if finished else list(dict.fromkeys([*snap.next, *(t.name for t in snap.tasks)]))
+    return {**snap.values, "_next": pending, "_status": status_of(snap), **({"_review": waiting} if waiting else {})}
 
 
 def list_sessions(home=None, database_url: str | None = None) -> list[dict]:

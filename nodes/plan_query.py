@@ -13,7 +13,8 @@ the model writes one gap-filling query (temperature 0.3, at most 60 tokens,
 first line, quotes stripped) or, without a model or when its query is unusable,
 the task gets the most salient names found in accepted results that the task
 and earlier queries do not contain yet (pseudo-relevance feedback). No query is
-asked twice verbatim.
+asked twice verbatim. A query a reviewer sent the session back with (``review_queries``) is asked before
+any of these.
 """
 
 from __future__ import annotations
@@ -80,7 +81,11 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
         update["chains"] = chains
     earlier = list(state.get("queries") or [])
     seen = {q.strip().lower() for q in earlier}
-    if rnd <= len(planned) and planned[rnd - 1].strip().lower() not in seen:
+    sent_back = list(state.get("review_queries") or [])  # a reviewer's note (nodes/review_answer.py) comes first
+    if sent_back:
+        query, planner = sent_back[0], "reviewer"
+        update["review_queries"] = sent_back[1:]
+    elif rnd <= len(planned) and planned[rnd - 1].strip().lower() not in seen:
         query, planner = planned[rnd - 1], "planned" if planned != [task] else "task"
     else:
         query, planner = slot_query(chains, earlier) or ("", "")

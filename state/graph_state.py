@@ -69,6 +69,7 @@ class ResearchState(TypedDict, total=False):
     attempt_start: int  # the round after which the current attempt's rounds count (gate)
     result: dict | None  # AgentResult dict once decided
     chains: list[dict]  # what the question asks: chains of slots with their current values (nodes/_chain, _slots)
+    review_queries: list[str]  # queries a reviewer sent the session back with, asked before any other
 
 
 def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), kind: str = "question") -> ResearchState:

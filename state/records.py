@@ -93,7 +93,7 @@ class SourceRef(BaseModel):
 
 
 class AgentResult(BaseModel):
-    outcome: Literal["answer", "no_results", "True", "False", "Invalid"] = "answer"
+    outcome: Literal["answer", "no_results", "True", "False", "Invalid", "review"] = "answer"
     task: str
     answer: str = Field("", description="The answer citing sources as [n]; for a claim, the verdict and why.")
     short_answer: str = Field(
@@ -106,6 +106,12 @@ class AgentResult(BaseModel):
     stop_reason: str = ""
     rounds: int = 0
     debug: dict = Field(default_factory=dict, description="total_queries, total_pages_visited, errors ...")
+    thread_id: str = Field("", description="The session's thread: what resume, show and fork take.")
+    review: dict | None = Field(
+        None,
+        description="outcome `review`: the session is paused for a person (`review` setting) — what to review "
+        "(`point` plan or answer, the queries or the answer); resume it with a decision.",
+    )
 
 
 class EvidenceHit(BaseModel):

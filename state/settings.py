@@ -316,6 +316,13 @@ class Settings(BaseModel):
     model_timeout_s: float = Field(
         120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."
     )
+    review: Literal["off", "plan", "answer", "both"] = Field(
+        "off",
+        description="A person reviews the session (LangGraph `interrupt()`): `plan` pauses before the first search "
+        "(approve or edit the planned queries), `answer` before the answer is final (approve, or send it back for "
+        "more search with a note), `both`. A paused session is a checkpoint: `saturate resume THREAD --approve` or "
+        "`--edit FILE`, `resume(thread, review=...)` from Python. Single-source sessions.",
+    )
     on_model_error: Literal["fail", "heuristic"] = Field(
         "fail",
         description="Model unreachable at start: `fail` (exit 2 naming the host) or `heuristic` (continue without "

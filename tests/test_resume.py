@@ -35,7 +35,8 @@ def test_resume_after_exception(home, musique_source, reference, at_call):
     assert interrupted["_next"] and not interrupted.get("result")
     result = resume("cut", source=musique_source)
     assert strip_timings(session_state("cut")) == reference
-    assert result.model_dump() == reference["result"]
+    # the stored result has no thread id (the thread is its key); the returned one carries it
+    assert result.model_dump() == {**reference["result"], "thread_id": "cut"}
 
 
 KILLER = textwrap.dedent(
@@ -84,7 +85,7 @@ def test_resume_unknown_thread(home):
 
 
 def test_resume_finished_session_returns_its_result(home, musique_source, reference):
-    assert resume("ref", source=musique_source).model_dump() == reference["result"]
+    assert resume("ref", source=musique_source).model_dump() == {**reference["result"], "thread_id": "ref"}
 
 
 def test_resume_rebuilds_source_from_checkpointed_settings(home, musique_source, musique_corpus):

@@ -280,3 +280,27 @@ def test_multi_graph_context_is_per_run_and_shares_the_sources(home):
     assert multi_context_for(settings, {}, runtime()) is not multi_context_for(settings, {}, runtime())
     given = Context(source=a1.source)
     assert multi_context_for(settings, {}, runtime("run-a")) is a1 and multi_context_for(settings, given) is given
+
+
+@pytest.mark.slow
+def test_a_review_pauses_the_served_graph_and_the_sdk_resumes_it(server):
+    """``review`` through the server: the run stops at review_plan with the plan as its interrupt; the SDK's
+    ``command={"resume": ...}`` edits it, then the answer's review is approved the same way."""
+    client = server.client
+    thread = client.threads.create()["thread_id"]
+    stream(client, thread, "saturate", input={"task": TASK, "settings": {"review": "both", "max_rounds": 2}})
+    state = client.threads.get_state(thread)
+    assert state["next"] == ["review_plan"]
+    (pending,) = [i for t in state["tasks"] for i in t["interrupts"]]
+    assert pending["value"] == {"point": "plan", "task": TASK, "queries": [TASK]}
+    assert client.threads.get(thread)["status"] == "interrupted"
+
+    edited = {"action": "edit", "queries": ["photosynthesis light reactions", "Calvin cycle"]}
+    stream(client, thread, "saturate", command={"resume": edited})
+    state = client.threads.get_state(thread)
+    assert state["next"] == ["review_answer"] and state["values"]["result"]["answer"]
+    assert [r["query"] for r in state["values"]["records"]][:2] == edited["queries"]
+
+    stream(client, thread, "saturate", command={"resume": {"action": "approve"}})
+    state = client.threads.get_state(thread)
+    assert state["next"] == [] and "answer approved by the reviewer" in state["values"]["result"]["debug"]["notes"]

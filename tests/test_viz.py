@@ -37,6 +37,11 @@ SINGLE_LOOP_LABELS = {
     ("compress", "enrich"): "capped",
     ("decide", "plan_query"): "need more search",
     ("decide", "__end__"): "result",
+    ("plan_query", "search"): "planned",
+    ("plan_query", "review_plan"): "review",
+    ("decide", "review_answer"): "review",
+    ("review_answer", "plan_query"): "more search",
+    ("review_answer", "__end__"): "approved",
 }
 
 

@@ -40,7 +40,7 @@ from saturate.graph.cli.output import (
 )
 from saturate.graph.cli.parser import build_parser
 from saturate.graph.cli.research import cmd_fork, cmd_research, cmd_resume, cmd_verify
-from saturate.graph.cli.sessions import cmd_checkpoints, cmd_prune, cmd_runs, cmd_show
+from saturate.graph.cli.sessions import cmd_checkpoints, cmd_mcp, cmd_prune, cmd_runs, cmd_show
 from saturate.graph.cli.settings import cmd_settings
 from saturate.state.errors import BadInput
 
@@ -60,6 +60,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "monitor": cmd_monitor,
     "settings": cmd_settings,
+    "mcp": cmd_mcp,
 }
 
 

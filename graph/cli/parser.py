@@ -78,6 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     rs = sub.add_parser("resume", help="continue an interrupted session from its last checkpoint")
     rs.add_argument("thread")
     rs.add_argument("--json", action="store_true")
+    decided = rs.add_mutually_exclusive_group()
+    decided.add_argument(
+        "--approve", action="store_true", help="a session waiting for review: approve the plan or the answer"
+    )
+    decided.add_argument(
+        "--edit",
+        metavar="FILE",
+        help="a session waiting for review: the plan's queries (one per line), or a note sending the answer back "
+        "for more search",
+    )
     _add_progress_flags(rs, quiet=True)
 
     s = sub.add_parser("show", help="the round records of a session")
@@ -85,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the checkpointed state as JSON")
     s.add_argument("--html", metavar="FILE", help="write a self-contained HTML report of the session (opens offline)")
     s.add_argument("--chart", metavar="FILE", help="write a PNG chart of novelty per round")
+    s.add_argument(
+        "--md", metavar="FILE", help="write the session as Markdown: answer with linked citations, sources, rounds"
+    )
     s.add_argument(
         "--checkpoints", action="store_true", help="list the session's checkpoints (as `saturate checkpoints`)"
     )
@@ -99,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     ru = sub.add_parser("runs", help="the sessions in the database")
     ru.add_argument("--json", action="store_true")
+
+    mc = sub.add_parser(
+        "mcp", help="serve research, verify, resume, show and runs as MCP tools (stdio; --http for streamable HTTP)"
+    )
+    mc.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    mc.add_argument("--host", default="127.0.0.1", help="the address --http binds (default loopback only)")
+    mc.add_argument("--port", type=int, default=8765, help="the port --http listens on (default 8765)")
 
     pr = sub.add_parser(
         "prune",

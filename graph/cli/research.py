@@ -13,6 +13,7 @@ import sys
 from saturate.graph.cli.multi import run_research as run_multi_research
 from saturate.graph.cli.multi import wants_multi
 from saturate.graph.cli.output import exit_code, print_json, print_result, say
+from saturate.graph.cli.review import ask, decision_from_args, interactive, print_waiting
 from saturate.graph.cli.settings import setting_overrides, settings_from_args
 from saturate.graph.views.progress import make_progress
 
@@ -35,8 +36,30 @@ def cmd_research(args: argparse.Namespace) -> int:
     finally:
         if live is not None:
             live.close()
+    result, waiting = settle(result, thread, args, task)
+    if waiting is not None:
+        return waiting
     print_result(result, thread, args.json, args.quiet)
     return exit_code(result)
+
+
+def settle(result, thread: str, args: argparse.Namespace, task: str, review=None):
+    """(result, None), or (result, exit code) when the session is left waiting for a review: on a terminal each
+    review point is asked (graph/cli/review.py) and the session resumed with the decision, until it ends."""
+    from saturate.graph.api import resume  # heavy: as above
+
+    while result.outcome == "review":
+        decision = review if review is not None else (ask(result.review) if interactive(args) else None)
+        review = None
+        if decision is None:
+            return result, print_waiting(result, thread, args.json)
+        live = make_progress(args, task)
+        try:
+            result = resume(thread, home=args.home, stream_handler=live, review=decision)
+        finally:
+            if live is not None:
+                live.close()
+    return result, None
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -53,6 +76,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     finally:
         if live is not None:
             live.close()
+    result, waiting = settle(result, thread, args, args.claim)
+    if waiting is not None:
+        return waiting
     if args.json:
         print_json({"thread": thread, **result.model_dump()})
     elif args.quiet:
@@ -69,20 +95,31 @@ def cmd_resume(args: argparse.Namespace) -> int:
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate.graph.api import resume, session_state
 
-    live = make_progress(args)
-    if live is not None:
-        state = session_state(args.thread, home=args.home)
-        live.task = state.get("task", "")
-        if live.style == "rich" and state.get("_next"):
-            say(
-                f"resuming {args.thread} at {', '.join(state['_next'])} (round {state.get('round', 0)})",
-                file=sys.stderr,
-            )
-    try:
-        result = resume(args.thread, home=args.home, stream_handler=live)
-    finally:
+    state = session_state(args.thread, home=args.home)
+    waiting = state.get("_review")
+    decision = decision_from_args(args, waiting.get("point") if waiting else None)
+    if waiting and decision is None:  # the question again: asked on a terminal, else printed (exit 4)
+        from saturate.graph.api import AgentResult
+
+        paused = AgentResult(outcome="review", task=state.get("task", ""), thread_id=args.thread, review=waiting)
+        result, code = settle(paused, args.thread, args, state.get("task", ""))
+    else:
+        live = make_progress(args)
         if live is not None:
-            live.close()
+            live.task = state.get("task", "")
+            if live.style == "rich" and state.get("_next"):
+                say(
+                    f"resuming {args.thread} at {', '.join(state['_next'])} (round {state.get('round', 0)})",
+                    file=sys.stderr,
+                )
+        try:
+            result = resume(args.thread, home=args.home, stream_handler=live, review=decision)
+        finally:
+            if live is not None:
+                live.close()
+        result, code = settle(result, args.thread, args, state.get("task", ""))
+    if code is not None:
+        return code
     print_result(result, args.thread, args.json, args.quiet)
     return exit_code(result)
 

@@ -1,4 +1,4 @@
-"""The commands that look at stored sessions: ``show`` (text, ``--json``, ``--html``, ``--chart``,
+"""The commands that look at stored sessions: ``show`` (text, ``--json``, ``--html``, ``--md``, ``--chart``,
 ``--checkpoints``), ``runs`` and ``checkpoints`` (they read the checkpoints; nothing is run), and ``prune``
 (removes old sessions, finished sessions' history and expired cache entries; see graph/prune.py).
 """
@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 
 from saturate.graph.cli.multi import show as show_multi
@@ -55,11 +56,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def show_extras(args: argparse.Namespace) -> int | None:
     """``show --html/--chart/--checkpoints``; None when none of them was asked for."""
-    if not (args.html or args.chart or args.checkpoints):
+    if not (args.html or args.chart or args.checkpoints or args.md):
         return None
     if args.checkpoints:
         print_checkpoints(args.thread, args.home, args.json)
-    if args.html or args.chart:
+    if args.html or args.chart or args.md:
         # heavy: LangGraph (the checkpointer) and, for --chart, matplotlib; imported when asked for
         from saturate.graph.views import report
 
@@ -68,6 +69,11 @@ def show_extras(args: argparse.Namespace) -> int | None:
             report.check_chart(view)  # a multi-source session has no novelty rounds: refuse before writing
         if args.html:
             path = report.write_html_view(view, args.html)
+            say(f"wrote {path} ({report.summary(view)})")
+        if args.md:
+            from saturate.graph.views.markdown import write_markdown_view
+
+            path = write_markdown_view(view, args.md)
             say(f"wrote {path} ({report.summary(view)})")
         if args.chart:
             path = report.chart_view(view, args.chart)
@@ -190,3 +196,17 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """``saturate mcp``: the MCP server (graph/mcp_server.py), over stdio or, with ``--http``, streamable HTTP."""
+    # heavy: the MCP SDK, LangGraph and LangChain, imported when the server starts
+    from saturate.graph.mcp_server import build_server
+
+    server = build_server(home=args.home)
+    if not args.http:
+        server.run("stdio")
+        return 0
+    say(f"saturate MCP server at http://{args.host}:{args.port}/mcp (streamable HTTP)", file=sys.stderr)
+    server.run("streamable-http", host=args.host, port=args.port)
+    return 0

@@ -1,0 +1,159 @@
+"""``saturate mcp`` driven by the MCP SDK's own client: over stdio (the client starts the server) and over
+streamable HTTP on loopback; tools listed, a session with progress notifications and structured output, a call
+cancelled mid-session and resumed through ``resume``, and bad input as a tool error that leaves the server up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx
+import psutil
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from conftest import child_env
+
+TASK = "How does photosynthesis convert light into chemical energy?"
+TOOLS = {"research", "verify", "resume", "show", "runs"}
+
+
+def stdio_server(home) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "saturate.graph.cli", "mcp"], env=child_env(home))
+
+
+async def exercise(client: Client) -> None:
+    """What both transports must do: list, research with progress, refuse bad input, cancel and resume."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    settings_schema = tools["research"].input_schema["$defs"]["SettingsOverrides"]["properties"]
+    assert {"max_rounds", "source", "review", "model"} <= set(settings_schema)
+    assert "sources" in tools["research"].output_schema["properties"]
+
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    result = await client.call_tool(
+        "research",
+        {"task": TASK, "settings": {"max_rounds": 3, "seed": 5}, "thread_id": "m1"},
+        progress_callback=on_progress,
+    )
+    assert not result.is_error, result.content
+    out = result.structured_content
+    assert out["thread_id"] == "m1" and out["outcome"] == "answer" and out["answer"] and out["sources"]
+    assert out["stop_reason"] and 1 <= out["rounds"] <= 3
+    assert {s["n"] for s in out["sources"]} and all(s["url"].startswith("http") for s in out["sources"])
+    # one notification per round: its number of the cap, and the round's progress line
+    assert [p[0] for p in progress] == list(range(1, out["rounds"] + 1)) and all(p[1] == 3 for p in progress)
+    assert progress[0][2].startswith("round 1: ")
+
+    shown = (await client.call_tool("show", {"thread_id": "m1"})).structured_content
+    assert shown["status"] == "done" and len(shown["rounds"]) == out["rounds"] and shown["result"]["answer"]
+    runs = (await client.call_tool("runs", {})).structured_content["sessions"]
+    assert [r["thread_id"] for r in runs] == ["m1"] and runs[0]["status"] == "done"
+
+    # bad input: a tool error, one line; the server goes on serving
+    bad = await client.call_tool("research", {"task": "   ", "settings": {"max_rounds": 3}})
+    assert bad.is_error and "task" in bad.content[0].text.lower() and "Traceback" not in bad.content[0].text
+    bad = await client.call_tool("research", {"task": TASK, "settings": {"max_rounds": -1}})
+    assert bad.is_error
+    unknown = await client.call_tool("show", {"thread_id": "nope"})
+    assert unknown.is_error and "unknown thread 'nope'" in unknown.content[0].text
+
+    # cancel a call mid-session: the session stops at its next step, checkpointed; resume finishes it
+    second_round = anyio.Event()
+
+    async def on_round(done: float, total: float | None, message: str | None) -> None:
+        if done >= 2:
+            second_round.set()
+
+    async def slow_session() -> None:
+        settings = {"max_rounds": 8, "min_rounds": 8, "seed": 5}
+        await client.call_tool(
+            "research", {"task": TASK, "settings": settings, "thread_id": "m2"}, progress_callback=on_round
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slow_session)
+        with anyio.fail_after(120):
+            await second_round.wait()
+        tg.cancel_scope.cancel()
+    with anyio.fail_after(60):  # the worker stops at its next step: the session is left interrupted
+        while True:
+            status = (await client.call_tool("show", {"thread_id": "m2"})).structured_content["status"]
+            if status.startswith("interrupted at") and not await _still_running(client, "m2"):
+                break
+            await anyio.sleep(0.2)
+    done = (await client.call_tool("show", {"thread_id": "m2"})).structured_content
+    assert 2 <= len(done["rounds"]) < 8 and done["result"] is None
+    resumed = await client.call_tool("resume", {"thread_id": "m2"})
+    assert not resumed.is_error, resumed.content
+    assert resumed.structured_content["outcome"] == "answer" and resumed.structured_content["rounds"] == 8
+
+
+async def _still_running(client: Client, thread: str) -> bool:
+    """Whether the cancelled session is still adding steps (two reads a moment apart differ)."""
+    first = (await client.call_tool("show", {"thread_id": thread})).structured_content
+    await anyio.sleep(0.5)
+    second = (await client.call_tool("show", {"thread_id": thread})).structured_content
+    return first != second
+
+
+def test_stdio(home):
+    async def main() -> None:
+        async with Client(stdio_server(home), read_timeout_seconds=120) as client:
+            await exercise(client)
+
+    anyio.run(main)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(home):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "saturate.graph.cli", "mcp", "--http", "--port", str(port)],
+        env=child_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            break
+        except httpx.HTTPError:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.2)
+    yield url, proc.pid
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=20)
+
+
+def test_streamable_http_on_loopback(http_server):
+    url, pid = http_server
+    # bound to loopback unless told otherwise: the server's one listening socket is on 127.0.0.1
+    listening = [c.laddr for c in psutil.Process(pid).net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert [a.ip for a in listening] == ["127.0.0.1"]
+
+    async def main() -> None:
+        async with Client(url, read_timeout_seconds=120) as client:
+            await exercise(client)
+
+    anyio.run(main)
