@@ -15,6 +15,7 @@ from typing import Any
 _EXPORTS = {
     "build_graph": "saturate.graph.build",
     "build_multi_graph": "saturate.graph.build_multi",
+    "ArgumentError": "saturate.graph.api",
     "InputError": "saturate.graph.session",
     "list_sessions": "saturate.graph.session",
     "open_checkpointer": "saturate.graph.session",

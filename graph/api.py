@@ -30,6 +30,60 @@ from saturate.state.records import AgentResult
 from saturate.state.settings import Settings
 
 
+class ArgumentError(InputError):
+    """A Python API function called with an argument it cannot use (a wrong type, an unknown keyword); the message
+    names the argument and what it takes."""
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def check_arguments(
+    fn: str,
+    *,
+    text: tuple[str, Any] | None = None,
+    thread_id: Any = None,
+    home: Any = None,
+    chat_model: Any = None,
+    embeddings: Any = None,
+    settings: Any = None,
+    stream_handler: Any = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> None:
+    """The arguments of the API function ``fn``, checked at the boundary: ``ArgumentError`` saying which one is
+    wrong and what it takes, before anything is opened or run."""
+    if text is not None and not isinstance(text[1], str):
+        raise ArgumentError(f"{fn}() takes the {text[0]} as a str (got {_type_name(text[1])}: {str(text[1])[:60]!r})")
+    if thread_id is not None and not isinstance(thread_id, str):
+        raise ArgumentError(f"{fn}(thread_id=...) takes a str (got {_type_name(thread_id)})")
+    if home is not None and not isinstance(home, (str, os.PathLike)):
+        raise ArgumentError(f"{fn}(home=...) takes a path: a str or os.PathLike (got {_type_name(home)})")
+    if chat_model is not None and not isinstance(chat_model, str) and not callable(getattr(chat_model, "invoke", None)):
+        raise ArgumentError(
+            f"{fn}(chat_model=...) takes a LangChain chat model (with .invoke) or a name such as "
+            f"'ollama:qwen2.5:7b' (got {_type_name(chat_model)})"
+        )
+    methods = ("embed_query", "embed_documents")
+    if embeddings is not None and not all(callable(getattr(embeddings, m, None)) for m in methods):
+        raise ArgumentError(
+            f"{fn}(embeddings=...) takes LangChain Embeddings (embed_query, embed_documents) "
+            f"(got {_type_name(embeddings)})"
+        )
+    if settings is not None and not isinstance(settings, (Settings, Mapping)):
+        raise ArgumentError(f"{fn}(settings=...) takes a Settings or a dict of settings (got {_type_name(settings)})")
+    if stream_handler is not None and not callable(stream_handler):
+        raise ArgumentError(
+            f"{fn}(stream_handler=...) takes a callable receiving each chunk (got {_type_name(stream_handler)})"
+        )
+    unknown = [k for k in overrides or {} if k not in Settings.model_fields]
+    if unknown:
+        raise ArgumentError(
+            f"{fn}() got an unexpected keyword argument {unknown[0]!r}: keywords beyond its own are settings "
+            "(see saturate.state.Settings)"
+        )
+
+
 def _by_name(source: Any, chat_model: Any, overrides: dict[str, Any]) -> tuple[Any, Any]:
     """A source or chat model given by name is resolved as the CLI does (``source="ddg"`` is the ``source``
     setting, ``chat_model="ollama:qwen2.5:7b"`` the ``model`` setting); a source object must be a SearchSource."""
@@ -67,6 +121,23 @@ def research(
     Embeddings, used when ``rerank`` / ``novelty_method`` ask for embeddings
     (without it they are built from ``embed_model``: see ``graph.embeddings``).
     """
+    fn = "verify" if _kind == "claim" else "research"
+    if "sources" in overrides:
+        raise ArgumentError(
+            f"{fn}() searches one source (source=...); for several sources in parallel use "
+            "research_multi(task, sources=...)"
+        )
+    check_arguments(
+        fn,
+        text=("claim" if _kind == "claim" else "task", task),
+        thread_id=thread_id,
+        home=home,
+        chat_model=chat_model,
+        embeddings=embeddings,
+        settings=settings,
+        stream_handler=stream_handler,
+        overrides=overrides,
+    )
     source, chat_model = _by_name(source, chat_model, overrides)
     settings = session.resolve_settings(settings, overrides)
     task = session.check_task(task, settings)
@@ -123,6 +194,22 @@ def research_multi(
     objects are not in the checkpoint: ``resume(thread, sources=...)`` needs them again.
     ``chat_model`` and ``embeddings`` as for ``research``.
     """
+    check_arguments(
+        "research_multi",
+        text=("task", task),
+        thread_id=thread_id,
+        home=home,
+        chat_model=chat_model,
+        embeddings=embeddings,
+        settings=settings,
+        stream_handler=stream_handler,
+        overrides=overrides,
+    )
+    if sources is not None and not isinstance(sources, (str, list, tuple, Mapping)):
+        raise ArgumentError(
+            f"research_multi(sources=...) takes spec strings ('local,wiki'), a list of them, or a mapping "
+            f"name -> source object (got {_type_name(sources)})"
+        )
     objects = sources if isinstance(sources, Mapping) else None
     if sources is not None and objects is None:
         overrides["sources"] = sources
@@ -180,6 +267,11 @@ def resume(
     data directory's sessions.db). ``review``: the decision for a session paused for review (outcome
     ``review``): ``"approve"``, ``{"action": "edit", "queries": [...]}``, ``{"action": "more", "note": "..."}``
     or LangGraph's ``Command(resume=...)`` carrying one (``state/review.py``)."""
+    check_arguments(
+        "resume", text=("thread_id", thread_id), home=home, embeddings=embeddings, stream_handler=stream_handler
+    )
+    if chat_model is not None and not isinstance(chat_model, str):
+        check_arguments("resume", chat_model=chat_model)
     state = session.resume(
         thread_id,
         home,
@@ -196,4 +288,13 @@ def resume(
     return result_of(state, thread_id)
 
 
-__all__ = ["InputError", "list_sessions", "research", "research_multi", "resume", "session_state", "verify"]
+__all__ = [
+    "ArgumentError",
+    "InputError",
+    "list_sessions",
+    "research",
+    "research_multi",
+    "resume",
+    "session_state",
+    "verify",
+]

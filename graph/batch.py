@@ -25,11 +25,13 @@ output as it arrives (flushed), and shows done / running / failed / skipped and 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import multiprocessing
 import os
 import sqlite3
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -45,9 +47,11 @@ from saturate.graph import api, storage
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, check_thread, config, graph_for, kind_of, open_checkpointer
 from saturate.state.errors import BadInput
+from saturate.state.files import bounded_lines
 from saturate.state.settings import load_settings
 from saturate.state.text import printable
 
+MAX_TASK_LINE_BYTES = 1_000_000  # a task line (question, id, settings) longer than this is refused
 RETRY_BUSY_S = 0.5  # how long a task claimed elsewhere waits before it is tried again
 
 
@@ -84,23 +88,21 @@ class BatchReport:
 
 def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = None) -> list[BatchTask]:
     """The tasks of a JSONL file; every line is checked (and its settings validated) before anything runs."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"task file {path} not found") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"task file {path} cannot be read ({err})") from None
+    # a line at a time, each bounded (state/files.py): /dev/zero or a file without line breaks is refused
+    lines = bounded_lines(path, "task file", InputError, max_line=MAX_TASK_LINE_BYTES)
     prefix = prefix if prefix is not None else Path(path).stem
     tasks: list[BatchTask] = []
     seen: dict[str, int] = {}
-    for n, raw in enumerate(lines, 1):
+    for n, raw in lines:
         if not raw.strip():
             continue
         where = f"{path} line {n}"
         try:
             obj = json.loads(raw)
-        except ValueError as err:
-            raise InputError(f"{where} is not JSON ({err})") from None
+        except (ValueError, RecursionError) as err:
+            raise InputError(
+                f"{where} is not JSON ({err if isinstance(err, ValueError) else 'nested too deeply'})"
+            ) from None
         if not isinstance(obj, dict):
             raise InputError(f'{where}: expected an object such as {{"id": "q1", "question": "..."}}')
         kind = "claim" if "claim" in obj else "question"
@@ -261,6 +263,44 @@ def _state(thread: str, home: str) -> dict | None:
 # --- the parent ----------------------------------------------------------------------------------------------
 
 
+def _is_main_guard(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either order of the comparison)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.comparators) != 1:
+        return False
+    sides = [node.test.left, node.test.comparators[0]]
+    names = [s.id for s in sides if isinstance(s, ast.Name)]
+    texts = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return names == ["__name__"] and texts == ["__main__"] and isinstance(node.test.ops[0], ast.Eq)
+
+
+def check_main_guard() -> None:
+    """InputError when the running script calls ``run_batch`` at its top level without ``if __name__ ==
+    "__main__":``. The workers are started with ``spawn`` (forking a process that holds threads and database
+    connections is unsafe), which imports the script again in each worker: an unguarded call would run the batch
+    again there and every worker would die. Found by reading the script (``ast``) before anything is spawned;
+    a script that cannot be read is not checked."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        return
+    try:
+        source = Path(path).read_text(encoding="utf-8")[:2_000_000]
+        tree = ast.parse(source)
+    except (OSError, ValueError, SyntaxError, RecursionError):
+        return
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or _is_main_guard(node):
+            continue
+        for sub in ast.walk(node):
+            func = sub.func if isinstance(sub, ast.Call) else None
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name == "run_batch":
+                raise InputError(
+                    f'{path} line {sub.lineno} calls run_batch outside `if __name__ == "__main__":`; the worker '
+                    "processes import the script again and would run it too: put the call under that guard"
+                )
+
+
 def run_batch(
     path: Path,
     *,
@@ -276,6 +316,7 @@ def run_batch(
     written; unfinished sessions are checkpointed)."""
     if not 1 <= workers <= 64:
         raise InputError(f"--workers must be between 1 and 64 (got {workers})")
+    check_main_guard()
     overrides = dict(overrides or {})
     overrides.pop("database_url", None)  # the environment carries it to the workers
     tasks = read_tasks(path, prefix, overrides)

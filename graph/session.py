@@ -121,7 +121,9 @@ def _sessions_db_problem(path: Path, err: BaseException) -> SessionsDbError:
 
 
 @contextmanager
-def open_checkpointer(home: Path, readonly: bool = False, database_url: str | None = None) -> Iterator[Any]:
+def open_checkpointer(
+    home: Path | str | None = None, readonly: bool = False, database_url: str | None = None
+) -> Iterator[Any]:
     """The checkpointer: ``PostgresSaver`` when a database URL is in force (``graph.storage``), else ``SqliteSaver``
     on ``home/sessions.db`` (WAL, durability ``sync``, see ``run``).
 
@@ -134,6 +136,7 @@ def open_checkpointer(home: Path, readonly: bool = False, database_url: str | No
         with storage.postgres_saver(url) as saver:
             yield saver
         return
+    home = home_dir(home, create=not readonly)
     path = home / "sessions.db"
     if not readonly and (not path.exists() or path.stat().st_size == 0) and writable(home):
         _create_sessions_db(path)
@@ -382,7 +385,10 @@ def start(
     settings = Settings.model_validate(initial["settings"])
     with storage.using(database_url), open_checkpointer(home_path) as saver:
         if kind_of(saver, thread_id) is not None:
-            raise InputError(f"thread {thread_id!r} already exists; use resume, or pick another --thread")
+            raise InputError(
+                f"thread {thread_id!r} already exists: resume it, or give another thread id (thread_id= in Python, "
+                "--thread on the command line)"
+            )
         graph = graph_for(initial.get("kind"), saver)
         specs = initial.get("sources") if initial.get("kind") == "multi" else None
         progress = getattr(stream_handler, "index_progress", None)  # a first vector build reports to the live view

@@ -28,7 +28,7 @@ from saturate.sources.cache import SearchCache
 from saturate.sources.pages import SqlitePageStore
 from saturate.sources.postgres import SCHEMA, PgPageStore, PgSearchCache
 from saturate.state.errors import BadInput
-from saturate.state.settings import ENV_PREFIX, check_database_url, mask_url
+from saturate.state.settings import ENV_PREFIX, check_database_url, mask_url, scrub_password
 
 ENV = ENV_PREFIX + "DATABASE_URL"
 CONNECT_TIMEOUT_S = 10
@@ -97,8 +97,7 @@ def psycopg_module():
 
 
 def unreachable(url: str, err: BaseException) -> StorageError:
-    text = " ".join(str(err).split()) or type(err).__name__
-    text = text.replace(url, mask_url(url))
+    text = scrub_password(" ".join(str(err).split()) or type(err).__name__, url)
     return StorageError(
         f"cannot use PostgreSQL at {mask_url(url)} ({text[:300]}): start the server, create the database or fix "
         f"--database-url / {ENV}"

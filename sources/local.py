@@ -29,6 +29,7 @@ from markdown_it import MarkdownIt
 
 from saturate.sources.vectors import VectorIndex, unit
 from saturate.state.errors import BadInput
+from saturate.state.files import bounded_lines, regular_file
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, terms
 
@@ -82,6 +83,8 @@ class LocalCorpus:
             path = Path(corpus_path).expanduser().resolve()
             if not path.exists():
                 raise CorpusError(f"corpus not found: {path}")
+            if not path.is_dir():  # a device (/dev/zero), a pipe: refused at once, never read
+                regular_file(path, "corpus", CorpusError)
             name = path.stem if path.is_file() else path.name
             key = corpus_fingerprint(path)
         except OSError as err:  # a name too long, a permission denied on a parent ...
@@ -363,27 +366,24 @@ def corpus_fingerprint(path: Path) -> str:
 
 
 def read_jsonl(path: Path) -> Iterator[dict]:
-    """Records of a JSONL corpus; CorpusError naming the line for anything malformed."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise CorpusError(f"{path}: line {n} is not valid JSON ({err.msg})") from None
-                if not isinstance(rec, dict):
-                    raise CorpusError(f"{path}: line {n} is not a JSON object")
-                missing = [f for f in ("id", "title", "text") if f not in rec]
-                if missing:
-                    raise CorpusError(f"{path}: line {n} lacks {', '.join(missing)} (needs id, title, text)")
-                rec["_where"] = f"{path}: line {n}"
-                yield rec
-    except UnicodeDecodeError as err:
-        raise CorpusError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except OSError as err:
-        raise CorpusError(f"cannot read corpus {path}: {err.strerror or err}") from None
+    """Records of a JSONL corpus; CorpusError naming the line for anything malformed. Read a line at a time with a
+    bound on its length (``state/files.py``): a device such as /dev/zero or a file without line breaks is refused,
+    never read into memory whole."""
+    for n, line in bounded_lines(path, "corpus", CorpusError):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as err:
+            why = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+            raise CorpusError(f"{path}: line {n} is not valid JSON ({why})") from None
+        if not isinstance(rec, dict):
+            raise CorpusError(f"{path}: line {n} is not a JSON object")
+        missing = [f for f in ("id", "title", "text") if f not in rec]
+        if missing:
+            raise CorpusError(f"{path}: line {n} lacks {', '.join(missing)} (needs id, title, text)")
+        rec["_where"] = f"{path}: line {n}"
+        yield rec
 
 
 def read_folder(path: Path) -> Iterator[dict]:

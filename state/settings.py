@@ -12,12 +12,13 @@ import ipaddress
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from saturate.state.errors import BadInput
+from saturate.state.files import bounded_text
 from saturate.state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
 
 ENV_PREFIX = "SATURATE_"
@@ -406,12 +407,11 @@ class Settings(BaseModel):
         the decide node reads the file itself and says if it is missing)."""
         if value is None or not (info.context or {}).get("check_files"):
             return value
+        text = bounded_text(value, "file", ValueError)  # a regular file of at most 16 MB: never /dev/zero whole
         try:
-            table = json.loads(Path(value).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ValueError(f"file {value} not found") from None
-        except OSError as exc:
-            raise ValueError(f"file {value} cannot be read ({exc.strerror or exc})") from None
+            table = json.loads(text)
+        except RecursionError:
+            raise ValueError(f"file {value} is not valid JSON (nested too deeply)") from None
         except ValueError as exc:
             raise ValueError(f"file {value} is not valid JSON ({exc})") from None
         tiers = ("primary", "wire", "trade", "other")
@@ -585,10 +585,47 @@ def check_database_url(value: str | None) -> str | None:
     return value
 
 
+def url_passwords(url: str) -> list[str]:
+    """The password(s) a database URL or key=value conninfo carries, as written and percent-decoded.
+
+    The user part is taken to run to the *last* ``@`` of the URL, so a password holding a raw ``#``, ``?``,
+    ``%``, ``@`` or ``/`` is found whole; libpq itself splits at the first ``@`` and quotes the rest as the host
+    name, so the pieces between ``@`` are returned too; ``password=`` parameters (in a URI's query or a key=value
+    string, quoted or not) as well."""
+    found: list[str] = []
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        userinfo = rest.rsplit("@", 1)[0]
+        if ":" in userinfo:
+            found.append(userinfo.split(":", 1)[1])
+    for m in re.finditer(r"(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^&\s]*)", url):
+        value = m.group(1)
+        found.append(value[1:-1] if value.startswith("'") and value.endswith("'") and len(value) > 1 else value)
+    out = []
+    for p in found:
+        for v in (p, unquote(p), *p.split("@")[1:]):
+            if v and v not in out:
+                out.append(v)
+    return sorted(out, key=len, reverse=True)  # the longest first: a decoded form may be part of the written one
+
+
 def mask_url(url: str) -> str:
     """``url`` with its password replaced by ``***`` (in the user part and in a ``password=`` parameter)."""
-    url = re.sub(r"(://[^:/?#@]*):[^/?#]*@", r"\1:***@", url)
-    return re.sub(r"(?i)(password=)[^&]*", r"\1***", url)
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        userinfo, host = rest.rsplit("@", 1)
+        if ":" in userinfo:
+            url = f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
+    return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", url)
+
+
+def scrub_password(text: str, url: str) -> str:
+    """``text`` (a driver's message, say) with ``url`` masked and its password nowhere, as written or decoded."""
+    text = text.replace(url, mask_url(url))
+    for secret in url_passwords(url):
+        if len(secret) >= 3:  # a one- or two-character password replaced everywhere would garble the message
+            text = text.replace(secret, "***")
+    return text
 
 
 def _format_error(err: ValidationError) -> str:

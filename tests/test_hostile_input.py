@@ -100,7 +100,7 @@ def test_api_takes_source_and_model_by_name_and_settings_as_a_dict(home, corpus)
     assert result.outcome == "answer" and "Ada Lovelace" in result.answer
     with pytest.raises(BadInput, match="source must be a search source"):
         api.research("Ada", source=42)
-    with pytest.raises(BadInput, match="settings must be a saturate Settings or a dict"):
+    with pytest.raises(BadInput, match=r"research\(settings=...\) takes a Settings or a dict"):
         api.research("Ada", settings=["max_rounds", 3])
     with pytest.raises(BadInput, match="model"):
         api.research("Ada", chat_model="nonsense-without-provider", corpus=str(corpus))

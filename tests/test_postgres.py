@@ -130,6 +130,24 @@ def test_bad_urls_and_an_unreachable_server_are_one_line_with_the_password_maske
     assert missing.returncode == 2 and "no_such_db" in missing.stderr and "Traceback" not in missing.stderr
 
 
+@pytest.mark.parametrize("password", ["Hx#Secret7", "Hx?Secret7", "Hx%Secret7", "Hx@Secret7", "Hx/Secret7", "Hx%40Sec"])
+def test_a_password_with_url_characters_is_never_printed(tmp_path, password):
+    """A raw #, ?, %, @ or / in the password: masked in every message, PostgreSQL's own quoting it included."""
+    home, port = tmp_path / "home", pg_server.free_port()
+    for args in (("--database-url", f"postgresql://u:{password}@127.0.0.1:{port}/nosuchdb", "runs"),):
+        done = subprocess.run(
+            [sys.executable, "-m", "saturate.graph.cli", *args],
+            env=child_env(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        shown = done.stdout + done.stderr
+        assert done.returncode == 2 and "Traceback" not in shown, shown
+        assert password not in shown and "Secret7" not in shown and "Sec" not in shown.replace("Security", "")
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_a_missing_postgres_extra_says_what_to_install(tmp_path, pg):
     env = child_env(tmp_path / "home", SATURATE_DATABASE_URL=pg.url())
     code = (

@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from saturate.graph.api import InputError
+from saturate.graph.batch import MAX_TASK_LINE_BYTES
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings, retrieval_meaning
 from saturate.graph.monitor.core import Monitor
@@ -52,6 +53,7 @@ from saturate.graph.paths import home_dir, shared_data
 from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
 from saturate.state.context import Context
+from saturate.state.files import bounded_lines
 from saturate.state.graph_state import initial_state
 from saturate.state.records import SearchResult
 from saturate.state.settings import load_settings
@@ -149,8 +151,20 @@ def answer_in(answer: str, golds: list[str]) -> bool:
 
 
 def load_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    """The records of a benchmark's JSONL task file; InputError naming the line for anything unusable (a line
+    at a time, bounded: state/files.py)."""
+    out = []
+    for n, line in bounded_lines(path, "task file", InputError, max_line=MAX_TASK_LINE_BYTES):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            raise InputError(f"{path} line {n} is not JSON") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{path} line {n} is not a JSON object")
+        out.append(rec)
+    return out
 
 
 def run_task(graph, source, task: dict, overrides: dict, seed: int, embeddings=None) -> TaskRun:

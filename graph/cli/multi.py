@@ -46,8 +46,12 @@ class MultiProgress:
 
     def __init__(self, task: str = "", style: str = "rich", file=None):
         self.task, self.style, self.file = task, style, file or sys.stderr
+        self.header: str | None = None  # printed with the first event: bad input found opening sources stays one line
 
     def __call__(self, item) -> None:
+        if self.header is not None:
+            header, self.header = self.header, None
+            say(header, file=self.file, flush=True)
         mode, chunk = item if isinstance(item, tuple) else ("updates", item)
         if mode == "custom" and isinstance(chunk, dict) and chunk.get("event") == "source_query":
             if self.style == "jsonl":
@@ -110,7 +114,7 @@ def run_research(args, settings) -> int:
     elif not (args.json or args.quiet):
         live = MultiProgress(task)
         names = ", ".join(s.name for s in settings.sources) if settings.sources else f"{settings.source} (alone)"
-        say(f"thread {thread} · multi-source: {names}", file=sys.stderr)
+        live.header = f"thread {thread} · multi-source: {names}"
     result = research_multi(args.task, thread_id=thread, home=args.home, settings=settings, stream_handler=live)
     print_multi_result(result, thread, args.json, args.quiet)
     return exit_code(result)

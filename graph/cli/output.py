@@ -61,14 +61,15 @@ def use_database(url: str | None) -> None:
 def database_problem(exc: BaseException) -> str | None:
     """A one-line message for PostgreSQL failing during a command (the server went away, a pool timeout), else
     None; the URL's password is masked."""
-    from saturate.state.settings import mask_url
+    from saturate.state.settings import mask_url, scrub_password
 
     if not type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
         return None
     url = os.environ.get("SATURATE_DATABASE_URL", "")
-    text = " ".join(str(exc).split())[:300]
+    text = " ".join(str(exc).split())
     if url:
-        text = text.replace(url, mask_url(url))
+        text = scrub_password(text, url)
+    text = text[:300]
     where = f" at {mask_url(url)}" if url else ""
     return (
         f"saturate: error: PostgreSQL{where} failed ({type(exc).__name__}: {text}); every step completed before it "

@@ -1,0 +1,72 @@
+"""Reading files a user names, within bounds: a regular file only, lines of bounded length, a bounded whole.
+
+A path such as ``/dev/zero``, a FIFO or a 4 GB file without a line break must not be read into memory whole:
+each reader here refuses what is not a regular file at once, and reads a line at a time with a limit
+(``readline(limit)``), so memory stays within the bound whatever the file holds. The caller says what the file
+is (``what``: "corpus", "task file") and which error to raise (its own ``BadInput`` subclass).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+MAX_LINE_BYTES = 16 * 2**20  # a JSONL record (a corpus document, a task) longer than this is refused
+MAX_FILE_BYTES = 16 * 2**20  # a whole small file (a tiers table) larger than this is refused
+
+
+def regular_file(path: str | os.PathLike, what: str, error: type[Exception]) -> Path:
+    """``path`` when it is a regular file (following links); ``error`` saying what it is otherwise."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise error(f"{what} {path} not found") from None
+    except OSError as exc:
+        raise error(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket" if not stat.S_ISLNK(mode) else "a link"
+        raise error(f"{what} {path} is {kind}, not a regular file")
+    return path
+
+
+def bounded_lines(
+    path: str | os.PathLike, what: str, error: type[Exception], max_line: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a regular UTF-8 file, one line at a time; ``error`` for a line over ``max_line``
+    bytes (a file without line breaks), bytes that are not UTF-8, or a read failure."""
+    path = regular_file(path, what, error)
+    try:
+        with open(path, "rb") as fh:
+            n = 0
+            while line := fh.readline(max_line + 1):
+                n += 1
+                if len(line) > max_line:
+                    raise error(
+                        f"{path}: line {n} is longer than {max_line:,} bytes (a file without line breaks?); "
+                        f"a {what} holds one JSON record per line"
+                    )
+                try:
+                    yield n, line.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise error(f"{path}: line {n} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as exc:
+        raise error(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+
+
+def bounded_text(path: str | os.PathLike, what: str, error: type[Exception], max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The whole of a small regular UTF-8 file; ``error`` when it is larger than ``max_bytes`` or not text."""
+    path = regular_file(path, what, error)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise error(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise error(f"{what} {path} is larger than {max_bytes:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise error(f"{what} {path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
