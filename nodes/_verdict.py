@@ -42,7 +42,7 @@ from datetime import date
 from saturate.nodes._model import ModelUsage, Prompt, error_text
 from saturate.state.records import EvidenceHit
 from saturate.state.settings import Settings
-from saturate.state.text import clip
+from saturate.state.text import clip, scrub_urls
 
 NEED_MORE_SEARCH = "need_more_search"
 
@@ -310,4 +310,8 @@ def write_proof(
     problems = check_proof(proof, history)
     if problems:  # the extractive proof quotes hits verbatim; this guards the guard
         notes.append("proof citation check: " + "; ".join(problems))
+    # a link quoted from a passage (corpus or page text is untrusted) never reaches the proof: only the hits' own
+    proof, removed = scrub_urls(proof, {h.url for h in history})
+    if removed:
+        notes.append(f"proof: {len(removed)} link(s) from quoted text removed (not an evidence hit's URL)")
     return proof, method

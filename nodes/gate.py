@@ -36,6 +36,7 @@ from saturate.state.settings_of import settings_of
 
 KNOWN = "the new results were mostly what was already known"  # a sub-threshold round, in a newcomer's words
 ANSWERED = "every part of the question has an answer in the sources"  # the chains are complete
+FAILED = "the search failed, so nothing new came in"  # a sub-threshold round whose search raised (recorded errors)
 
 
 def number(x: float, near: float | None = None) -> str:
@@ -119,6 +120,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         rnd, cur.get("novelty") or 0.0, settings, state["rng"], filled, max(1, len(chains))
     )
     update: dict = {}
+    if decision == "stop" and reason.startswith(KNOWN) and cur.get("errors") and not cur.get("total"):
+        # nothing came back because the search failed: say that, not that the results repeated (the numbers stay)
+        reason = FAILED + reason[len(KNOWN) :]
     if decision == "stop" and settings.stop_round == "keep":
         # the stopping round's search is paid for: its results join the session's sources (no compress, so
         # no knowledge update and no model call processes them)

@@ -3,7 +3,7 @@
 Search: ddgs raises ``DDGSException("No results found.")`` rather than
 returning []; that one case becomes [] and is never retried. A transient
 failure — ddgs' TimeoutException or RatelimitException, a timeout,
-connection or DNS error, HTTP 429/5xx (ddgs folds the underlying error into
+connection error or temporary DNS failure, HTTP 429/5xx (ddgs folds the underlying error into
 the DDGSException message, so the message is matched) — is retried with
 backoff (``sources.retry``: bounded, logged, then a SearchError naming the
 query, the attempts and the underlying error; nothing is swallowed).
@@ -32,9 +32,20 @@ _TRANSIENT = re.compile(
 )
 
 
+# a host name that does not resolve: retrying it only repeats the failure (unlike "Temporary failure in name
+# resolution", EAI_AGAIN, which is retried)
+_NO_SUCH_HOST = re.compile(
+    r"name or service not known|nodename nor servname|no address associated with hostname|\bNXDOMAIN\b",
+    re.IGNORECASE,
+)
+
+
 def is_transient(err: BaseException) -> bool:
-    """A failure worth retrying: timeouts, connection/DNS errors, rate limits, HTTP 429/5xx."""
+    """A failure worth retrying: timeouts, connection errors, a temporary DNS failure, rate limits, HTTP 429/5xx.
+    A host name that does not resolve is not (``_NO_SUCH_HOST``)."""
     if _is_no_results(err):
+        return False
+    if (isinstance(err, socket.gaierror) and err.errno == socket.EAI_NONAME) or _NO_SUCH_HOST.search(str(err)):
         return False
     names = {c.__name__ for c in type(err).__mro__}
     if names & {"TimeoutException", "RatelimitException", "TransportError"}:

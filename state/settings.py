@@ -628,10 +628,14 @@ def scrub_password(text: str, url: str) -> str:
     return text
 
 
-def _format_error(err: ValidationError) -> str:
+def _format_error(err: ValidationError, from_env: frozenset[str] = frozenset()) -> str:
+    """One line for a validation error; a setting that came from the environment is named as its variable
+    (``SATURATE_MAX_ROUNDS``), where the user set it."""
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"]) or "settings"
+        if e["loc"] and e["loc"][0] in from_env:
+            loc = f"{ENV_PREFIX}{str(e['loc'][0]).upper()} (environment)" + loc[len(str(e["loc"][0])) :]
         value = e.get("input")
         if loc == "database_url" and isinstance(value, str):
             value = mask_url(value)
@@ -657,6 +661,7 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     values: dict[str, Any] = {}
     for name, raw in env_overrides(env).items():
         values[name] = None if raw.strip().lower() in ("", "none", "null") and _nullable(name) else raw
+    from_env = frozenset(values) - frozenset(overrides or {})
     for name, value in (overrides or {}).items():
         if name not in Settings.model_fields:
             raise SettingsError(f"invalid settings: unknown setting {name!r}")
@@ -664,7 +669,7 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     try:
         return Settings.model_validate(values, strict=False, context={"check_files": True})
     except ValidationError as err:
-        raise SettingsError(_format_error(err)) from None
+        raise SettingsError(_format_error(err, from_env)) from None
 
 
 def _nullable(name: str) -> bool:

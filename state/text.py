@@ -94,9 +94,30 @@ def defuse(text: str) -> str:
     return _TAG_LIKE.sub(lambda m: f"‹{m.group(1)}›", text or "")
 
 
-# a URL or URI-like reference: scheme:// anything, or the schemes that run or embed content without //
-_URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]{1,20}://|(?:javascript|data|vbscript|file):)[^\s<>\"'\]\)]*", re.IGNORECASE)
+# a URL or URI-like reference: scheme:/ or scheme:// (a browser reads https:/host too), a scheme that runs, embeds
+# or mails without // (javascript:, data:, vbscript:, file:, mailto:), a protocol-relative //host, a www. host
+_URL = re.compile(
+    r"(?:\b[a-z][a-z0-9+.-]{1,20}:/{1,3}|\b(?:javascript|data|vbscript|file|mailto):|(?<![\w/:])//(?=[a-z0-9])"
+    r"|\bwww\.)[^\s<>\"'\]\)]*",
+    re.IGNORECASE,
+)
+# a bare domain: lower-case labels ending in a public suffix (evil.com, a.b.co.uk), or any domain with a path
+# (Evil.com/x); a capitalised name such as Amazon.com or Booking.com without a path is a name, not a link
+_BARE = re.compile(r"(?<![\w@./-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24})(/[^\s<>\"'\]\)]*)?", re.I)
 LINK_REMOVED = "[link removed]"
+
+
+@functools.cache
+def _extractor():
+    import tldextract  # imported on first use: most texts hold no bare domain
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)  # the bundled list; no network
+
+
+def _public_suffix(host: str) -> bool:
+    """Whether ``host`` ends in a public suffix with a domain before it."""
+    parts = _extractor()(host)
+    return bool(parts.suffix and parts.domain)
 
 
 def scrub_urls(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> tuple[str, list[str]]:
@@ -112,7 +133,19 @@ def scrub_urls(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> t
         removed.append(url)
         return LINK_REMOVED + tail
 
-    return _URL.sub(fix, text or ""), removed
+    text = _URL.sub(fix, text or "")
+
+    def bare(m: re.Match) -> str:
+        host, path = m.group(1), m.group(2) or ""
+        if (path or host == host.lower()) and _public_suffix(host):
+            whole = (host + path).rstrip(".,;:!?")
+            if whole in allowed or any(whole in a for a in allowed):
+                return m.group(0)
+            removed.append(whole)
+            return LINK_REMOVED + m.group(0)[len(whole) :]
+        return m.group(0)
+
+    return _BARE.sub(bare, text), removed
 
 
 def clip(text: str, limit: int) -> str:

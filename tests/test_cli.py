@@ -111,7 +111,7 @@ def test_bad_input_exit_2(home, capsys, argv, message):
 def test_bad_environment_setting_exit_2(home, capsys, monkeypatch):
     monkeypatch.setenv("SATURATE_NOVELTY_EPSILON", "1.5")
     assert main(["research", "anything"]) == 2
-    assert "novelty_epsilon: Input should be less than or equal to 1" in capsys.readouterr().err
+    assert "SATURATE_NOVELTY_EPSILON (environment): Input should be less than or equal to 1" in capsys.readouterr().err
 
 
 def test_bad_corpus_line_exit_2(home, tmp_path, capsys):

@@ -67,7 +67,7 @@ def test_bad_input_is_one_line_exit_2(home, capsys, argv, message):
 def test_environment_inf_is_rejected(home, capsys, monkeypatch):
     monkeypatch.setenv("SATURATE_NOVELTY_EPSILON", "nan")
     assert main(["research", "Ada"]) == 2
-    assert "novelty_epsilon: Input should be a finite number" in capsys.readouterr().err
+    assert "SATURATE_NOVELTY_EPSILON (environment): Input should be a finite number" in capsys.readouterr().err
 
 
 NUMERIC = [

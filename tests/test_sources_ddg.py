@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -133,3 +134,19 @@ def test_real_ddgs_without_network_raises_search_error():
     else:  # pragma: no cover - only where a network is available
         pytest.skip(f"a network is available here: got {len(results)} results")
     assert time.monotonic() - start < 20
+
+
+@pytest.mark.parametrize(
+    ("error", "attempts"),
+    [
+        (socket.gaierror(socket.EAI_NONAME, "Name or service not known"), 1),  # no such host: not retried
+        (DDGSException("ConnectError: [Errno -2] Name or service not known"), 1),
+        (socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"), 3),  # retried
+    ],
+)
+def test_a_host_that_does_not_resolve_is_not_retried(error, attempts):
+    fake = StandIn(error=error)
+    src = DuckDuckGoSource(ddgs_factory=fake, sleep=lambda s: None, retries=2)
+    with pytest.raises(SearchError, match=f"after {attempts} attempt"):
+        src.search("victoria falls", 5)
+    assert len(fake.calls) == attempts

@@ -43,6 +43,7 @@ from saturate.graph.cli.research import cmd_fork, cmd_research, cmd_resume, cmd_
 from saturate.graph.cli.sessions import cmd_checkpoints, cmd_mcp, cmd_prune, cmd_runs, cmd_show
 from saturate.graph.cli.settings import cmd_settings
 from saturate.state.errors import BadInput
+from saturate.state.text import printable
 
 __all__ = ["main"]
 
@@ -77,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # Python's exit flush would raise again on the closed pipe
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        say("saturate: interrupted; the session is checkpointed — continue it with `saturate resume`", file=sys.stderr)
+        thread = getattr(args, "thread", None)  # the session's (research, verify and resume set it)
+        target = f"saturate resume {printable(thread)}" if isinstance(thread, str) and thread else "saturate resume"
+        say(f"saturate: interrupted; the session is checkpointed — continue it with `{target}`", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
         message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc) or database_problem(exc)

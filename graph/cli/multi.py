@@ -107,7 +107,7 @@ def run_research(args, settings) -> int:
     from saturate.graph.session import check_task, check_thread, new_thread_id
 
     task = check_task(args.task, settings)  # bad input fails before anything is printed
-    thread = new_thread_id() if args.thread is None else check_thread(args.thread)
+    thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = None
     if getattr(args, "events", False):
         live = MultiProgress(task, style="jsonl")

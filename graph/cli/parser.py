@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("research", "verify", "resume", "fork", "show", "checkpoints", "runs", "prune", "batch"):
         if name in sub.choices:
             _add_database_flag(sub.choices[name], argparse.SUPPRESS)
+    for name, command in sub.choices.items():  # --home before or after the command, as --database-url
+        if name not in ("settings",) and not any("--home" in a.option_strings for a in command._actions):
+            command.add_argument("--home", default=argparse.SUPPRESS, help="data directory (as before the command)")
     return p
 
 

@@ -27,7 +27,7 @@ def cmd_research(args: argparse.Namespace) -> int:
     from saturate.graph.session import check_task, check_thread, new_thread_id
 
     task = check_task(args.task, settings)  # bad input fails before anything is printed
-    thread = new_thread_id() if args.thread is None else check_thread(args.thread)
+    thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
     if live is not None:  # shown with the first event: bad input found while opening sources stays one line
         live.header = f"thread {thread} · source {settings.source} · mode {settings.mode}"
@@ -69,7 +69,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from saturate.graph.session import check_task, check_thread, new_thread_id
 
     check_task(args.claim, settings)  # bad input fails before anything is printed
-    thread = new_thread_id() if args.thread is None else check_thread(args.thread)
+    thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, args.claim)
     try:
         result = verify(args.claim, thread_id=thread, home=args.home, settings=settings, stream_handler=live)

@@ -65,8 +65,6 @@ def show_extras(args: argparse.Namespace) -> int | None:
         from saturate.graph.views import report
 
         view = report.load_session(args.thread, args.home)
-        if args.chart:
-            report.check_chart(view)  # a multi-source session has no novelty rounds: refuse before writing
         if args.html:
             path = report.write_html_view(view, args.html)
             say(f"wrote {path} ({report.summary(view)})")
@@ -76,6 +74,9 @@ def show_extras(args: argparse.Namespace) -> int | None:
             path = write_markdown_view(view, args.md)
             say(f"wrote {path} ({report.summary(view)})")
         if args.chart:
+            # a multi-source session has no novelty rounds: what else was asked for is written first, then the
+            # chart is refused (one line, exit 2)
+            report.check_chart(view)
             path = report.chart_view(view, args.chart)
             say(f"wrote {path}")
     return 0
@@ -93,13 +94,19 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(highlight=False, soft_wrap=False)
     t = Table(title="sessions")
-    # ids and times stay whole (to be copied, and read at a glance); the task and the status fold
-    t.add_column("thread", no_wrap=True)
-    t.add_column("task", overflow="fold")
+    # one line a session at any width: ids and times stay whole (to be copied, and read at a glance); the status
+    # and then the task take what is left, cut with an ellipsis (`--json` and `show` have them whole)
+    thread_w = max([len("thread")] + [len(printable(r["thread"])) for r in rows])
+    status_w = min(32, max([len("interrupted")] + [len(printable(r["status"])) for r in rows]))
+    stamp_w = len("2026-11-22 16:02:07")
+    task_w = max(8, console.width - (thread_w + len("rounds") + status_w + stamp_w) - 16)  # 16: borders, padding
+    t.add_column("thread", no_wrap=True, min_width=thread_w)
+    t.add_column("task", no_wrap=True, overflow="ellipsis", max_width=task_w)
     t.add_column("rounds", no_wrap=True)
-    t.add_column("status", overflow="fold", min_width=len("interrupted"))
-    t.add_column("updated", no_wrap=True)  # local time to the second
+    t.add_column("status", no_wrap=True, overflow="ellipsis", max_width=status_w)
+    t.add_column("updated", no_wrap=True, min_width=stamp_w)  # local time to the second
     for r in rows:
         t.add_row(
             printable(r["thread"]),
@@ -108,7 +115,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             printable(r["status"]),
             local_time(r["updated"]),
         )
-    Console(highlight=False, soft_wrap=False).print(t)
+    console.print(t)
     return 0
 
 
@@ -159,7 +166,10 @@ def print_checkpoints(thread: str, home, as_json: bool) -> int:
         )
     Console(highlight=False, width=max(140, Console().width)).print(t)
     points = sorted({r["fork_round"] for r in rows if r["fork_round"] is not None})
-    say(f"fork points: saturate fork {thread} --round N [--<setting> VALUE ...] with N in {points}")
+    if points:
+        say(f"fork points: saturate fork {thread} --round N [--<setting> VALUE ...] with N in {points}")
+    else:  # a multi-source session (no rounds), or one stopped before its first round
+        say(f"fork points: none — {printable(thread)} has no completed round to fork from")
     return 0
 
 

@@ -44,6 +44,7 @@ DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "c
 # why a session ends, after its numbers on the round's line (the gate's reason says it with the numbers)
 ENDING = {"stop": "the new results were mostly what was already known", "cap": "the round limit was reached"}
 ANSWERED = "every part of the question has an answer in the sources"  # nodes/gate.py: the chains are complete
+FAILED = "the search failed, so nothing new came in"  # nodes/gate.py: a stop whose search raised
 ROUND_PART = "round"  # node metadata {"part": "round"}: the node runs inside a round (its step is shown with the round)
 
 
@@ -91,7 +92,8 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
     parts.append((f"  → {decision}", f"bold {DECISION_STYLE.get(decision, '')}".strip()))
     if decision in ENDING:
         reason = ev.get("reason") or ""
-        parts.append((f": {ANSWERED if reason.startswith(ANSWERED) else ENDING[decision]}", ""))
+        said = next((w for w in (ANSWERED, FAILED) if reason.startswith(w)), ENDING[decision])
+        parts.append((f": {said}", ""))
     if ev.get("slots"):
         parts.append((f"  {slots_text(ev['slots'])}", "cyan"))
     if decision == "epsilon_pass" and ev.get("epsilon_draw") is not None:

@@ -19,7 +19,7 @@ from saturate.state.context import Context
 from saturate.state.multi_records import MultiResult
 from saturate.state.multi_state import MultiState, used_in_state
 from saturate.state.settings import Settings
-from saturate.state.text import clip
+from saturate.state.text import clip, scrub_urls
 
 
 def loop_line(loop: dict) -> str:
@@ -43,6 +43,21 @@ def report_markdown(result: MultiResult) -> str:
             lines += [f"  - {f}" for f in a.facts]
     lines += ["", "## Sources searched", ""] + [f"- {loop_line(loop.model_dump())}" for loop in result.loops]
     return "\n".join(lines)
+
+
+def _without_links(actor: dict, allowed: set[str]) -> dict:
+    """A key actor whose sentences (from untrusted results) carry no link but the merged sources' own."""
+
+    def clean(text: str) -> str:
+        return scrub_urls(text, allowed)[0]
+
+    return {
+        **actor,
+        "name": clean(actor.get("name", "")),
+        "what": clean(actor.get("what", "")),
+        "role": clean(actor.get("role", "")),
+        "facts": [clean(f) for f in actor.get("facts") or []],
+    }
 
 
 def parallelism(loops: list[dict], phase: str = "loop") -> float | None:
@@ -104,7 +119,7 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
     rows = loops + list(state.get("usage") or []) + usage
     result = MultiResult(
         **{**base, "sources": sources},
-        key_actors=state.get("profiles") or [],
+        key_actors=[_without_links(a, {e["url"] for e in merged}) for a in state.get("profiles") or []],
         tags={
             tag: sum(1 for s in sources if s["tag"] == tag)
             for tag in ("verified_official", "verified_multi", "unverified_single", "contradicted")

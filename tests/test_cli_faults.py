@@ -1,0 +1,110 @@
+"""Small CLI faults found by probing (issue 24), each with the test that failed before its fix: an invalid
+environment variable is named as such, `--home` works after the command too, `runs` keeps one line a session at
+80 columns, and the Ctrl-C message names the thread to resume."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+from conftest import child_env
+
+SAT = [sys.executable, "-m", "saturate.graph.cli"]
+
+
+def run(home, *args, **env):
+    return subprocess.run(
+        [*SAT, *args], env=child_env(home, **env), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+
+
+def test_an_invalid_environment_variable_is_named(home):
+    done = run(home, "research", "Bubye River", SATURATE_MAX_ROUNDS="abc")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "SATURATE_MAX_ROUNDS (environment): Input should be a valid integer" in done.stderr
+    assert (
+        run(home, "research", "Bubye River", "--max-rounds", "2", "--quiet", SATURATE_MAX_ROUNDS="abc").returncode == 0
+    )
+
+
+def test_home_after_the_command(home, tmp_path):
+    other = tmp_path / "other"
+    assert (
+        run(home, "research", "Bubye River", "--thread", "elsewhere", "--quiet", "--home", str(other)).returncode == 0
+    )
+    listed = json.loads(run(home, "runs", "--json", "--home", str(other)).stdout)
+    assert [r["thread"] for r in listed] == ["elsewhere"]
+    assert json.loads(run(home, "runs", "--json").stdout) == []  # the default home has nothing
+
+
+def test_runs_keeps_one_line_a_session_at_80_columns(home):
+    long_task = "What is the name of the waterfall in the country where the Bubye River is found, and who named it?"
+    assert run(home, "research", long_task, "--thread", "s20261124-121936-40f98b", "--quiet").returncode == 0
+    table = run(home, "runs", COLUMNS="80").stdout.splitlines()
+    rows = [line for line in table if line.startswith("│")]
+    assert len(rows) == 1 and all(len(line) <= 80 for line in table)
+    assert "s20261124-121936-40f98b" in rows[0] and "…" in rows[0]
+    stamp = json.loads(run(home, "runs", "--json").stdout)[0]["updated"]
+    assert rows[0].rstrip("│ ").endswith(stamp[17:19])  # the time is whole, to the second
+
+
+def test_ctrl_c_names_the_thread_to_resume(home):
+    proc = subprocess.Popen(
+        [
+            *SAT,
+            "research",
+            "How does photosynthesis work?",
+            "--thread",
+            "cc1",
+            "--min-rounds",
+            "40",
+            "--max-rounds",
+            "40",
+        ],
+        env=child_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("round 1:"):
+            proc.send_signal(signal.SIGINT)
+            break
+    rest = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130, "".join(lines) + rest
+    assert "continue it with `saturate resume cc1`" in rest
+
+
+class Down:
+    """A source whose every search fails (no network)."""
+
+    name = "down"
+
+    def search(self, query, k):
+        raise ConnectionError("network unreachable")
+
+    def fetch(self, result):
+        return ""
+
+
+def test_when_every_search_failed_the_stop_reason_says_so(home):
+    from saturate.graph import research
+
+    result = research("Where is the Bubye River?", source=Down(), novelty_epsilon=0.0)
+    assert result.outcome == "no_results" and result.debug["errors"]
+    assert "the search failed, so nothing new came in" in result.stop_reason
+    assert "already known" not in result.stop_reason
+
+
+def test_checkpoints_of_a_multi_source_session_has_no_empty_fork_list(home, capsys):
+    from saturate.graph import research_multi
+    from saturate.graph.cli import main
+
+    research_multi("Where is the Bubye River?", sources="local,wiki", thread_id="mx")
+    assert main(["checkpoints", "mx"]) == 0
+    out = capsys.readouterr().out
+    assert "fork points: none — mx has no completed round to fork from" in out and "in []" not in out

@@ -1,0 +1,69 @@
+"""No link reaches an answer, a proof or a key actor unless it is a retrieved source's (issue 24): the filter
+catches www. hosts, protocol-relative //host, mailto:, https:/host, javascript: and bare lower-case domains, and it
+runs on claim proofs and multi-source key actors too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from saturate.graph import verify
+from saturate.nodes.multi.decide import _without_links
+from saturate.sources.local import LocalCorpus
+from saturate.state.text import LINK_REMOVED, scrub_urls
+
+SOURCE = "https://en.wikipedia.org/wiki/Bubye_River"
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://evil.example/x",
+        "javascript:alert(1)",
+        "www.evil.com/login",
+        "//evil.com/p",
+        "mailto:someone@evil.com",
+        "https:/evil.com/x",
+        "evil.com",
+        "Evil.com/path",
+        "data:text/html,hi",
+    ],
+)
+def test_every_spelling_of_a_link_is_removed(link):
+    text, removed = scrub_urls(f"See {link} now, or {SOURCE}.", {SOURCE})
+    assert LINK_REMOVED in text and link.rstrip("/") not in text and SOURCE in text and removed
+
+
+def test_names_and_numbers_are_not_links():
+    for text in ("Amazon.com and Booking.com are companies", "e.g. the U.S., Node.js, St. Louis", "ratio 3.5 v2.0"):
+        assert scrub_urls(text) == (text, [])
+
+
+def test_a_claim_proof_quotes_no_link_from_a_passage(home, tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    text = (
+        "The Bubye River is a river in Zimbabwe. The Bubye River is in Zimbabwe, see https://evil.example/x "
+        "and javascript:alert(1) and www.evil.com for more."
+    )
+    corpus.write_text(json.dumps({"id": "b", "title": "Bubye River", "text": text, "url": SOURCE}) + "\n")
+    result = verify("The Bubye River is in Zimbabwe.", source=LocalCorpus.open(corpus, tmp_path / "idx"), seed=1)
+    for bad in ("evil.example", "javascript:", "www.evil.com"):
+        assert bad not in result.proof and bad not in result.answer
+    assert SOURCE in result.proof
+
+
+def test_key_actors_carry_no_link_but_the_sources():
+    actor = {
+        "name": "Acme",
+        "kind": "organisation",
+        "what": "Acme (www.acme-phish.com) makes things; see https://en.wikipedia.org/wiki/Acme",
+        "role": "javascript:alert(1) runs it",
+        "facts": ["In 1990 Acme moved to //evil.com/x"],
+        "sources": [1],
+        "mentions": 2,
+    }
+    clean = _without_links(actor, {"https://en.wikipedia.org/wiki/Acme"})
+    blob = json.dumps(clean)
+    assert "acme-phish" not in blob and "javascript:" not in blob and "evil.com" not in blob
+    assert "https://en.wikipedia.org/wiki/Acme" in clean["what"]
