@@ -42,6 +42,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 from langchain_core.stores import ByteStore, InMemoryByteStore
 from pydantic import SecretStr
@@ -432,12 +433,16 @@ class SqliteByteStore(ByteStore):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        # Setting WAL mode and creating the table take the database's write lock, and SQLite answers "database is
+        # locked" at once (no busy wait) to a connection switching the journal mode while another does: seen with
+        # eight connections opening together on a loaded machine. One at a time, across threads and processes.
+        with FileLock(self.path.parent / f".{self.path.name}.lock", timeout=60):
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT "
+                "NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID"
+            )
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, "
-            "PRIMARY KEY (namespace, key)) WITHOUT ROWID"
-        )
 
     def mget(self, keys: Sequence[str]) -> list[bytes | None]:
         found: dict[str, bytes] = {}

@@ -51,6 +51,11 @@ def check_task(task: str, settings: Settings) -> str:
             'the task is empty: say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
         )
     task = " ".join(str(task).split())
+    if any("\ud800" <= ch <= "\udfff" for ch in task):  # bytes that were not UTF-8 (argv's surrogate escapes)
+        raise InputError(
+            f"the task {printable(task[:60].encode('utf-8', 'replace').decode())!r} is not valid UTF-8 text: "
+            "give it in UTF-8"
+        )
     if not terms(task):
         raise InputError(
             f"the task {task[:60]!r} has no searchable word (only stopwords, punctuation or single letters): "

@@ -27,6 +27,9 @@ BOILERPLATE_TAGS = (
 BLOCK_TAGS = ("p", "div", "section", "article", "main", "li", "h1", "h2", "h3", "h4", "h5", "h6",
               "blockquote", "pre", "tr", "td", "th", "dd", "dt", "br", "table", "ul", "ol")  # fmt: skip
 
+# Tags of a page read at most (``bounded_markup``): trafilatura takes about 0.9 s for 20,000 on this machine, 8.8 s
+# for 200,000 (a 3.9 MB table); the text kept is cut at page_max_chars anyway
+MAX_TAGS = 20_000
 _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
 _BLANKS = re.compile(r"\n{3,}")
 
@@ -38,12 +41,25 @@ def normalize(text: str) -> str:
     return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
 
 
+def bounded_markup(body: str, max_tags: int = MAX_TAGS) -> str:
+    """``body`` cut before its ``max_tags``-th tag: extraction time grows with the elements (a small gzip can
+    decode to a hundred thousand table rows), so a page is read up to there (its start, where the main text is)."""
+    at, pos = 0, -1
+    for _ in range(max_tags):
+        pos = body.find("<", pos + 1)
+        if pos < 0:
+            return body
+        at = pos
+    return body[:at]
+
+
 def main_text(body: str, content_type: str = "text/html", url: str | None = None) -> str:
     """Plain main text of a page body (HTML or text); '' when there is none."""
     if not body or not body.strip():
         return ""
     if content_type == "text/plain":
         return defuse(normalize(body))
+    body = bounded_markup(body)
     text = _trafilatura(body, url)
     if not text:
         text = fallback_text(body)

@@ -108,3 +108,27 @@ def test_checkpoints_of_a_multi_source_session_has_no_empty_fork_list(home, caps
     assert main(["checkpoints", "mx"]) == 0
     out = capsys.readouterr().out
     assert "fork points: none — mx has no completed round to fork from" in out and "in []" not in out
+
+
+def test_an_output_path_that_cannot_be_written_is_one_line(home, tmp_path):
+    assert run(home, "research", "Bubye River", "--thread", "w1", "--quiet").returncode == 0
+    cases = [
+        (("graph", "--out", "/dev/null"), "cannot write /dev/null: File exists (--out takes a folder)"),
+        (("show", "w1", "--html", "/"), "cannot write /: Is a directory"),
+        (("show", "w1", "--md", "/"), "cannot write /: Is a directory"),
+        (("show", "w1", "--chart", str(tmp_path / "f" / "x.png" / "y.png")), "cannot write"),
+    ]
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "x.png").write_text("a file, not a folder")
+    for args, message in cases:
+        done = run(home, *args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
+
+
+def test_a_task_that_is_not_utf8_is_bad_input(home):
+    done = subprocess.run(
+        [*SAT, "research", b"Bubye \xff\xfe River"], env=child_env(home), capture_output=True, timeout=60
+    )
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2 and "is not valid UTF-8 text" in err and "Traceback" not in err

@@ -67,3 +67,19 @@ def test_key_actors_carry_no_link_but_the_sources():
     blob = json.dumps(clean)
     assert "acme-phish" not in blob and "javascript:" not in blob and "evil.com" not in blob
     assert "https://en.wikipedia.org/wiki/Acme" in clean["what"]
+
+
+def test_page_extraction_reads_a_bounded_number_of_elements():
+    """A small gzip can decode to a hundred thousand table rows (issue 24: 71 s in extraction); a page is read up to
+    ``MAX_TAGS`` elements, from its start, where the main text is."""
+    from saturate.sources.extract import MAX_TAGS, bounded_markup, main_text
+
+    rows = "<tr><td>cell a</td><td>cell b</td></tr>" * 100_000
+    intro = "<h1>Title</h1><p>The intro says what the page is.</p>"
+    body = f"<html><body><main>{intro}<table>{rows}</table></main></body></html>"
+    cut = bounded_markup(body)
+    assert cut.count("<") == MAX_TAGS - 1 and body.startswith(cut)
+    text = main_text(body)
+    assert "The intro says what the page is." in text and text.count("cell a") < MAX_TAGS // 4
+    small = "<html><body><p>short</p></body></html>"
+    assert bounded_markup(small) == small

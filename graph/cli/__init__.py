@@ -21,6 +21,7 @@ search failed (the errors are printed and recorded), 130 interrupted, 1 a full o
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -33,6 +34,7 @@ from saturate.graph.cli.output import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    damaged_file_problem,
     database_problem,
     disk_problem,
     say,
@@ -46,6 +48,17 @@ from saturate.state.errors import BadInput
 from saturate.state.text import printable
 
 __all__ = ["main"]
+
+_PATH_ERRNOS = {
+    errno.EISDIR,
+    errno.ENOTDIR,
+    errno.EEXIST,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ENOENT,
+    errno.EROFS,
+    errno.ENAMETOOLONG,
+}
 
 COMMANDS = {
     "research": cmd_research,
@@ -82,8 +95,27 @@ def main(argv: list[str] | None = None) -> int:
         target = f"saturate resume {printable(thread)}" if isinstance(thread, str) and thread else "saturate resume"
         say(f"saturate: interrupted; the session is checkpointed — continue it with `{target}`", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OSError as exc:
+        # a path the user named for output (show --html/--md/--chart, graph --out) that cannot be written
+        if args.command in ("show", "graph") and exc.filename and exc.errno in _PATH_ERRNOS:
+            hint = " (--out takes a folder)" if args.command == "graph" else ""
+            say(f"saturate: error: cannot write {printable(str(exc.filename))}: {exc.strerror}{hint}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        message = disk_problem(exc)
+        if message is None:
+            raise  # a bug: the traceback is what a report needs
+        say(message, file=sys.stderr)
+        return EXIT_FAILED
     except Exception as exc:
-        message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc) or database_problem(exc)
+        message = (
+            disk_problem(exc)
+            or disk_problem(exc.__cause__ or exc.__context__ or exc)
+            or database_problem(exc)
+            or damaged_file_problem(exc, getattr(args, "home", None))
+        )
+        if message is not None and message.startswith("saturate: error:") and "is damaged" in message:
+            say(message, file=sys.stderr)
+            return EXIT_BAD_INPUT
         if message is None:
             raise  # a bug: the traceback is what a report needs
         say(message, file=sys.stderr)

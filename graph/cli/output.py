@@ -41,6 +41,53 @@ def disk_problem(exc: BaseException) -> str | None:
     )
 
 
+DATA_FILES = ("sessions.db", "cache.db", "pages.db", "embeddings.db")
+
+
+def damaged_file_problem(exc: BaseException, home) -> str | None:
+    """A one-line message when a database file of the data directory turned out damaged while a command read it
+    (SQLite's "malformed" / "not a database", or a checkpoint that no longer decodes), else None.
+
+    Which file: each one is checked with ``PRAGMA quick_check`` (read-only); the damaged one is named and left as
+    it is (it is the user's), with how to recover what it still holds."""
+    import sqlite3  # only on this path
+    from pathlib import Path
+
+    text = " ".join(str(exc).split())
+    undecodable = isinstance(exc, ValueError) and ("UTF-8" in text or "msgpack" in text.lower())
+    if not (isinstance(exc, sqlite3.DatabaseError) or undecodable):
+        return None
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "full" in text or "disk I/O" in text):
+        return None  # not damage: another process holds it, or the disk (disk_problem says so)
+    try:
+        from saturate.graph.paths import home_dir
+
+        folder = Path(home_dir(home, create=False))
+    except Exception:  # the data directory itself is the problem: the generic message below
+        folder = None
+    damaged = []
+    for name in DATA_FILES:
+        path = folder / name if folder is not None else None
+        if path is None or not path.is_file():
+            continue
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        except sqlite3.DatabaseError:
+            ok = False
+        if not ok:
+            damaged.append(path)
+    if not damaged and undecodable and folder is not None and (folder / "sessions.db").is_file():
+        damaged = [folder / "sessions.db"]  # pages intact, a checkpoint's bytes not: the sessions file
+    where = ", ".join(str(p) for p in damaged) or f"a database file in {folder or 'the data directory'}"
+    first = damaged[0] if damaged else Path("FILE")
+    return (
+        f"saturate: error: {where} is damaged ({text[:160]}); it is left as it is — recover what it holds with "
+        f"`sqlite3 {first} .recover | sqlite3 {first}.recovered` and put that in its place, or move it away "
+        "(a new, empty one is made)"
+    )
+
+
 def use_database(url: str | None) -> None:
     """``--database-url``: checked, then put in ``SATURATE_DATABASE_URL`` so everything of this command (and the
     worker processes of a batch) uses it (``graph.storage`` reads it there)."""
