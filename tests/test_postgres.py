@@ -275,3 +275,11 @@ def test_a_batch_on_sqlite_resumes_and_reports_bad_lines(home, tmp_path, musique
     bad.write_text('{"id": "a", "question": "Eiffel", "settings": {"max_rounds": 400}}\n')
     setting = subprocess.run([*SATURATE, "batch", str(bad)], capture_output=True, text=True, timeout=120)
     assert setting.returncode == 2 and "max_rounds" in setting.stderr and "line 1" in setting.stderr
+
+
+def test_postgres_saver_conforms(db):
+    """LangGraph's checkpointer conformance suite against saturate's PostgreSQL saver settings (the pool,
+    synchronous_commit=off): tests/test_checkpoint_conformance.py."""
+    from test_checkpoint_conformance import conforms
+
+    conforms("saturate-postgres", database_url=db)
