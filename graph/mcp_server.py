@@ -14,6 +14,7 @@ Transports: stdio (default: a client starts ``saturate mcp``), or streamable HTT
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any, Literal
 
@@ -40,7 +41,6 @@ INSTRUCTIONS = (
 # every setting, each optional: what a client may override (the defaults and SATURATE_* variables give the rest)
 SettingsOverrides = create_model(
     "SettingsOverrides",
-    __base__=BaseModel,
     **{
         name: (field.annotation | None, Field(None, description=field.description))
         for name, field in Settings.model_fields.items()
@@ -151,13 +151,15 @@ async def _run(ctx: Context, task: str, cap: int, call) -> SessionOutput:
     return _output(result)
 
 
-def _settings(settings: BaseModel | None) -> dict[str, Any]:
-    return settings.model_dump(exclude_none=True) if settings is not None else {}
-
-
 def build_server(home: str | None = None) -> MCPServer:
     """The MCP server; sessions live in ``home`` (the data directory; default as for the CLI)."""
     server = MCPServer("saturate", instructions=INSTRUCTIONS)
+
+    async def start(ctx: Context, text: str, settings: BaseModel | None, call) -> SessionOutput:
+        """A new session of ``call`` (api.research or api.verify) for ``text`` with the settings given."""
+        overrides = settings.model_dump(exclude_none=True) if settings is not None else {}
+        cap = int(overrides.get("max_rounds") or Settings.model_fields["max_rounds"].default)
+        return await _run(ctx, text, cap, lambda handler: call(text, home=home, stream_handler=handler, **overrides))
 
     @server.tool()
     async def research(
@@ -167,14 +169,7 @@ def build_server(home: str | None = None) -> MCPServer:
         thread_id: str | None = None,
     ) -> SessionOutput:
         """Research a question: search until the results stop being new, then answer citing the sources."""
-        overrides = _settings(settings)
-        cap = int(overrides.get("max_rounds") or Settings.model_fields["max_rounds"].default)
-        return await _run(
-            ctx,
-            task,
-            cap,
-            lambda handler: api.research(task, thread_id=thread_id, home=home, stream_handler=handler, **overrides),
-        )
+        return await start(ctx, task, settings, functools.partial(api.research, thread_id=thread_id))
 
     @server.tool()
     async def verify(
@@ -184,14 +179,7 @@ def build_server(home: str | None = None) -> MCPServer:
         thread_id: str | None = None,
     ) -> SessionOutput:
         """Verify a claim: research it and decide True, False or Invalid from the evidence, citing it."""
-        overrides = _settings(settings)
-        cap = int(overrides.get("max_rounds") or Settings.model_fields["max_rounds"].default)
-        return await _run(
-            ctx,
-            claim,
-            cap,
-            lambda handler: api.verify(claim, thread_id=thread_id, home=home, stream_handler=handler, **overrides),
-        )
+        return await start(ctx, claim, settings, functools.partial(api.verify, thread_id=thread_id))
 
     @server.tool()
     async def resume(thread_id: str, ctx: Context, review: dict | str | None = None) -> SessionOutput:

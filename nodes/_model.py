@@ -142,7 +142,8 @@ def with_options(model: Any, schema: dict | None = None, **options: Any) -> Any:
             body["max_tokens"] = options["num_predict"]
         if schema is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
-        update = {k: v for k, v in update.items() if k != "num_predict"} | ({"extra_body": body} if body else {})
+        if body:
+            update["extra_body"] = body
     return model.model_copy(update=update) if update else model
 
 

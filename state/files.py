@@ -27,7 +27,7 @@ def regular_file(path: str | os.PathLike, what: str, error: type[Exception]) -> 
     except OSError as exc:
         raise error(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket" if not stat.S_ISLNK(mode) else "a link"
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"  # os.stat followed any link
         raise error(f"{what} {path} is {kind}, not a regular file")
     return path
 

@@ -95,28 +95,24 @@ def main(argv: list[str] | None = None) -> int:
         target = f"saturate resume {printable(thread)}" if isinstance(thread, str) and thread else "saturate resume"
         say(f"saturate: interrupted; the session is checkpointed — continue it with `{target}`", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except OSError as exc:
-        # a path the user named for output (show --html/--md/--chart, graph --out) that cannot be written
-        if args.command in ("show", "graph") and exc.filename and exc.errno in _PATH_ERRNOS:
-            hint = " (--out takes a folder)" if args.command == "graph" else ""
-            say(f"saturate: error: cannot write {printable(str(exc.filename))}: {exc.strerror}{hint}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        message = disk_problem(exc)
-        if message is None:
-            raise  # a bug: the traceback is what a report needs
-        say(message, file=sys.stderr)
-        return EXIT_FAILED
     except Exception as exc:
-        message = (
-            disk_problem(exc)
-            or disk_problem(exc.__cause__ or exc.__context__ or exc)
-            or database_problem(exc)
-            or damaged_file_problem(exc, getattr(args, "home", None))
-        )
-        if message is not None and message.startswith("saturate: error:") and "is damaged" in message:
-            say(message, file=sys.stderr)
+        bad_input = output_path_problem(exc, args) or damaged_file_problem(exc, getattr(args, "home", None))
+        if bad_input is not None:  # the user's to fix: a path named for output, a damaged file of theirs
+            say(bad_input, file=sys.stderr)
             return EXIT_BAD_INPUT
+        message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc) or database_problem(exc)
         if message is None:
             raise  # a bug: the traceback is what a report needs
         say(message, file=sys.stderr)
         return EXIT_FAILED
+
+
+def output_path_problem(exc: BaseException, args) -> str | None:
+    """One line for a path the user named for output (show --html/--md/--chart, graph --out) that cannot be
+    written, else None."""
+    if not (isinstance(exc, OSError) and args.command in ("show", "graph") and exc.filename):
+        return None
+    if exc.errno not in _PATH_ERRNOS:
+        return None
+    hint = " (--out takes a folder)" if args.command == "graph" else ""
+    return f"saturate: error: cannot write {printable(str(exc.filename))}: {exc.strerror}{hint}"

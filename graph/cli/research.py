@@ -43,14 +43,13 @@ def cmd_research(args: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-def settle(result, thread: str, args: argparse.Namespace, task: str, review=None):
+def settle(result, thread: str, args: argparse.Namespace, task: str):
     """(result, None), or (result, exit code) when the session is left waiting for a review: on a terminal each
     review point is asked (graph/cli/review.py) and the session resumed with the decision, until it ends."""
     from saturate.graph.api import resume  # heavy: as above
 
     while result.outcome == "review":
-        decision = review if review is not None else (ask(result.review) if interactive(args) else None)
-        review = None
+        decision = ask(result.review) if interactive(args) else None
         if decision is None:
             return result, print_waiting(result, thread, args.json)
         live = make_progress(args, task)
@@ -99,10 +98,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     waiting = state.get("_review")
     decision = decision_from_args(args, waiting.get("point") if waiting else None)
     if waiting and decision is None:  # the question again: asked on a terminal, else printed (exit 4)
-        from saturate.graph.api import AgentResult
+        from saturate.graph.api import result_of
 
-        paused = AgentResult(outcome="review", task=state.get("task", ""), thread_id=args.thread, review=waiting)
-        result, code = settle(paused, args.thread, args, state.get("task", ""))
+        result, code = settle(result_of(state, args.thread), args.thread, args, state.get("task", ""))
     else:
         live = make_progress(args)
         if live is not None:
