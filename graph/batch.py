@@ -21,6 +21,10 @@ at once: each task runs once, and every machine's output file ends up holding th
 Workers are processes (spawned: the work is CPU-bound Python, and a process per worker keeps its own
 checkpointer pool); the parent keeps ``workers`` tasks in flight, appends a JSON line per finished task to the
 output as it arrives (flushed), and shows done / running / failed / skipped and sessions per second.
+
+The task file is read a line at a time as workers free up (``iter_tasks``; a million lines are neither held nor
+read before the first task starts): its first ``READ_AHEAD`` lines are checked before anything starts, and a bad
+line further down stops the intake — the tasks before it finish and are written, then it is reported.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ import sqlite3
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +57,8 @@ from saturate.state.settings import load_settings
 from saturate.state.text import printable
 
 MAX_TASK_LINE_BYTES = 1_000_000  # a task line (question, id, settings) longer than this is refused
+MAX_VALIDATED = 10_000  # distinct settings objects remembered as valid (others are validated again)
+READ_AHEAD = 10_000  # the first lines, checked before any worker starts: a small file is checked whole
 RETRY_BUSY_S = 0.5  # how long a task claimed elsewhere waits before it is tried again
 
 
@@ -86,13 +93,15 @@ class BatchReport:
         return {**asdict(self), "sessions_per_s": round(self.sessions_per_s, 2)}
 
 
-def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = None) -> list[BatchTask]:
-    """The tasks of a JSONL file; every line is checked (and its settings validated) before anything runs."""
+def iter_tasks(path: Path, prefix: str | None = None, overrides: dict | None = None) -> Iterator[BatchTask]:
+    """The tasks of a JSONL file, a line at a time as they are asked for (a million-line file is neither held in
+    memory nor read before the first task starts); each line is checked, its settings validated, and an
+    ``InputError`` names the first line that is wrong."""
     # a line at a time, each bounded (state/files.py): /dev/zero or a file without line breaks is refused
     lines = bounded_lines(path, "task file", InputError, max_line=MAX_TASK_LINE_BYTES)
     prefix = prefix if prefix is not None else Path(path).stem
-    tasks: list[BatchTask] = []
     seen: dict[str, int] = {}
+    valid: set[str] = set()  # the settings objects already validated (a file repeats a few of them)
     for n, raw in lines:
         if not raw.strip():
             continue
@@ -112,10 +121,14 @@ def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = N
         settings = obj.get("settings") or {}
         if not isinstance(settings, dict):
             raise InputError(f'{where}: "settings" must be an object of settings')
-        try:
-            load_settings({**(overrides or {}), **settings})
-        except BadInput as err:
-            raise InputError(f"{where}: {err}") from None
+        key = json.dumps(settings, sort_keys=True)
+        if key not in valid:
+            try:
+                load_settings({**(overrides or {}), **settings})
+            except BadInput as err:
+                raise InputError(f"{where}: {err}") from None
+            if len(valid) < MAX_VALIDATED:
+                valid.add(key)
         raw_id = obj.get("id")
         task_id = str(raw_id) if raw_id is not None else hashlib.sha256(text.encode()).hexdigest()[:12]
         if task_id in seen:
@@ -127,30 +140,46 @@ def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = N
             thread = check_thread(f"{prefix}-{task_id}" if prefix else task_id)
         except InputError as err:
             raise InputError(f"{where}: {err}") from None
-        tasks.append(BatchTask(task_id, thread, text, kind, settings, n))
+        yield BatchTask(task_id, thread, text, kind, settings, n)
+
+
+def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = None) -> list[BatchTask]:
+    """Every task of the file, each line checked (``iter_tasks``), in a list."""
+    tasks = list(iter_tasks(path, prefix, overrides))
     if not tasks:
         raise InputError(f"task file {path} has no tasks")
     return tasks
 
 
 def finished_ids(out: Path) -> set[str]:
-    """Ids with a ``done`` line in the output file; a last line cut short by a kill is removed."""
+    """Ids with a ``done`` line in the output file, read a line at a time; a last line cut short by a kill is
+    removed."""
     if not out.exists():
         return set()
-    data = out.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        with out.open("r+b") as f:
-            f.truncate(cut)
-        data = data[:cut]
-    ids = set()
-    for raw in data.decode("utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and row.get("status") == "done":
-            ids.add(str(row.get("id")))
+    with out.open("r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size:
+            f.seek(size - 1)
+            if f.read(1) != b"\n":  # the last line was cut short: drop it (find its start from the end)
+                end = size
+                while end > 0:
+                    start = max(0, end - 65536)
+                    f.seek(start)
+                    at = f.read(end - start).rfind(b"\n")
+                    if at >= 0:
+                        end = start + at + 1
+                        break
+                    end = start
+                f.truncate(end)
+        f.seek(0)
+        ids = set()
+        for raw in f:
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and row.get("status") == "done":
+                ids.add(str(row.get("id")))
     return ids
 
 
@@ -319,7 +348,10 @@ def run_batch(
     check_main_guard()
     overrides = dict(overrides or {})
     overrides.pop("database_url", None)  # the environment carries it to the workers
-    tasks = read_tasks(path, prefix, overrides)
+    reader = iter_tasks(path, prefix, overrides)
+    ahead = deque(islice(reader, READ_AHEAD))  # a bad line among the first is refused before anything starts
+    if not ahead:
+        raise InputError(f"task file {path} has no tasks")
     home_path = home_dir(home)
     url = storage.database_url()
     if url:
@@ -327,29 +359,54 @@ def run_batch(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     finished = finished_ids(out)
-    report = BatchReport(total=len(tasks), out=str(out))
-    todo = deque(t for t in tasks if t.id not in finished)
-    report.skipped = len(tasks) - len(todo)
+    report = BatchReport(total=0, out=str(out))
+    waiting: deque[BatchTask] = deque()  # claimed elsewhere: tried again after the others
+    bad_line: InputError | None = None
+    read_all = False  # the file is read to its end (or to a bad line)
+
+    def next_task() -> BatchTask | None:
+        """The next task to run: the file's next line not done yet (read as needed), then those waiting."""
+        nonlocal bad_line, read_all
+        while ahead or not read_all:
+            if ahead:
+                task = ahead.popleft()
+            else:
+                try:
+                    task = next(reader)
+                except StopIteration:
+                    read_all = True
+                    break
+                except InputError as err:  # a bad line further down: no new task starts, running ones finish
+                    bad_line, read_all = err, True
+                    break
+            report.total += 1
+            if task.id in finished:
+                report.skipped += 1
+                continue
+            return task
+        return waiting.popleft() if waiting else None
+
     emit = on_event or (lambda kind, rep, row: None)
-    emit("start", report, None)
     running: dict[Future, BatchTask] = {}
     started = time.perf_counter()
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(url, str(home_path)))
     try:
         with out.open("a", encoding="utf-8") as sink:
-            while todo or running:
-                while todo and len(running) < workers:
-                    task = todo.popleft()
+            task = next_task()
+            emit("start", report, None)
+            while task is not None or running:
+                while task is not None and len(running) < workers:
                     running[pool.submit(run_task, task, overrides, str(home_path))] = task
+                    task = next_task() if len(running) < workers else None
                 emit("running", report, {"running": len(running)})
                 finished_now, _ = wait(running, return_when=FIRST_COMPLETED)
                 busy = 0
                 for future in finished_now:
-                    task = running.pop(future)
+                    ended = running.pop(future)
                     row = future.result()
                     if row["status"] == "busy":
-                        todo.append(task)
+                        waiting.append(ended)
                         busy += 1
                         continue
                     if row["status"] == "done" and row.get("how") == "found":
@@ -364,8 +421,9 @@ def run_batch(
                     sink.flush()
                     report.elapsed_s = time.perf_counter() - started
                     emit("row", report, row)
-                if busy and not running:
+                if busy and not running and read_all:
                     time.sleep(RETRY_BUSY_S)  # only tasks claimed elsewhere are left: give their holders time
+                task = next_task()
     except KeyboardInterrupt:
         report.interrupted = True
         pool.shutdown(wait=False, cancel_futures=True)
@@ -376,7 +434,12 @@ def run_batch(
         pool.shutdown(wait=not report.interrupted, cancel_futures=True)
         report.elapsed_s = time.perf_counter() - started
     emit("end", report, None)
+    if bad_line is not None and not report.interrupted:
+        ran = report.done + report.skipped + report.failed
+        raise InputError(
+            f"{bad_line}; the {ran} task(s) before it are in {out} — fix the line and run the same command to go on"
+        )
     return report
 
 
-__all__ = ["BatchReport", "BatchTask", "finished_ids", "read_tasks", "run_batch", "run_task"]
+__all__ = ["BatchReport", "BatchTask", "finished_ids", "iter_tasks", "read_tasks", "run_batch", "run_task"]

@@ -132,3 +132,32 @@ def test_a_task_that_is_not_utf8_is_bad_input(home):
     )
     err = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 2 and "is not valid UTF-8 text" in err and "Traceback" not in err
+
+
+def test_a_second_ctrl_c_while_a_batch_exits_ends_130_at_once(home, tmp_path, musique_corpus, musique_tasks):
+    """The first Ctrl-C stops the batch (its finished tasks written); the process then waits for the workers'
+    steps under way. A second one then ended inside Python's exit: a KeyboardInterrupt traceback and -2. Now it
+    leaves at once with 130 and one line."""
+    import time
+
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text("".join(json.dumps({"id": t["id"], "question": t["question"]}) + "\n" for t in musique_tasks[:8]))
+    out = tmp_path / "out.jsonl"
+    slow = ["--min-rounds", "40", "--max-rounds", "40", "--novelty-epsilon", "0"]  # sessions of seconds
+    proc = subprocess.Popen(
+        [*SAT, "batch", str(tasks), "--workers", "2", "--out", str(out), "--corpus", str(musique_corpus), *slow],
+        env=child_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # to the parent only: the workers go on with their sessions
+    time.sleep(0.5)  # the parent has printed its summary and waits for the workers at exit
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "stopped at once (second Ctrl-C)" in err

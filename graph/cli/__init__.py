@@ -38,6 +38,7 @@ from saturate.graph.cli.output import (
     database_problem,
     disk_problem,
     say,
+    stop_at_next_interrupt,
     use_database,
 )
 from saturate.graph.cli.parser import build_parser
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # Python's exit flush would raise again on the closed pipe
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
+        stop_at_next_interrupt()
         thread = getattr(args, "thread", None)  # the session's (research, verify and resume set it)
         target = f"saturate resume {printable(thread)}" if isinstance(thread, str) and thread else "saturate resume"
         say(f"saturate: interrupted; the session is checkpointed — continue it with `{target}`", file=sys.stderr)

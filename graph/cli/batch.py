@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from saturate.graph.cli.output import EXIT_FAILED, EXIT_INTERRUPTED, say
+from saturate.graph.cli.output import EXIT_FAILED, EXIT_INTERRUPTED, say, stop_at_next_interrupt
 from saturate.graph.cli.settings import add_setting_flags, setting_overrides
 
 
@@ -50,6 +50,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     finally:
         if show is not None:
             show.close()
+    if report.interrupted:
+        stop_at_next_interrupt()  # the pool's workers are still finishing their step: a second Ctrl-C leaves now
     if args.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False))
     else:
@@ -104,7 +106,7 @@ class _Bar:
                 f"done {report.done} · running {self.running} · failed {report.failed} · skipped {report.skipped}"
                 f" · {report.sessions_per_s:.1f} sessions/s"
             )
-            self.progress.update(self.task, completed=finished, counts=counts)
+            self.progress.update(self.task, total=report.total, completed=finished, counts=counts)  # total: read so far
 
     def close(self) -> None:
         self.progress.stop()

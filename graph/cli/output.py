@@ -131,6 +131,32 @@ def exit_code(result) -> int:
     return 0
 
 
+def stop_at_next_interrupt() -> None:
+    """After a first Ctrl-C has been handled (the session checkpointed, the batch's finished tasks written), a
+    second one ends the process at once with 130 and one line, instead of a KeyboardInterrupt raised inside
+    Python's exit (joining a batch's worker pool, flushing): that printed a traceback and ended with -2. What is
+    on disk is safe: checkpoints are committed and result lines flushed as they finish. A batch's worker processes
+    are killed first (left alone they would wait forever for a parent that is gone); a session killed mid-step
+    redoes that step when it is resumed."""
+    import multiprocessing
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def now(signum, frame) -> None:
+        try:
+            for child in multiprocessing.active_children():
+                child.kill()
+            sys.stdout.flush()
+            print("saturate: stopped at once (second Ctrl-C)", file=sys.stderr, flush=True)
+        finally:
+            os._exit(EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGINT, now)
+
+
 def say(*parts, file=None, sep: str = " ", end: str = "\n", flush: bool = False) -> None:
     """``print`` for everything the CLI writes: tasks, titles, pages and answers are untrusted, so control
     characters and bidi overrides are shown as ``\\uXXXX`` escapes (``state.text.printable``; also valid inside
