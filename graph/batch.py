@@ -54,7 +54,7 @@ from saturate.graph.session import InputError, check_thread, config, graph_for, 
 from saturate.state.errors import BadInput
 from saturate.state.files import bounded_lines
 from saturate.state.settings import load_settings
-from saturate.state.text import printable
+from saturate.state.text import lone_surrogate, printable
 
 MAX_TASK_LINE_BYTES = 1_000_000  # a task line (question, id, settings) longer than this is refused
 MAX_VALIDATED = 10_000  # distinct settings objects remembered as valid (others are validated again)
@@ -114,6 +114,8 @@ def iter_tasks(path: Path, prefix: str | None = None, overrides: dict | None = N
             ) from None
         if not isinstance(obj, dict):
             raise InputError(f'{where}: expected an object such as {{"id": "q1", "question": "..."}}')
+        if bad := lone_surrogate(raw, obj):
+            raise InputError(f"{where} holds {bad}, half of a surrogate pair: not Unicode text")
         kind = "claim" if "claim" in obj else "question"
         text = obj.get("claim") if kind == "claim" else obj.get("question", obj.get("task"))
         if not isinstance(text, str) or not text.strip():
@@ -356,6 +358,9 @@ def run_batch(
     url = storage.database_url()
     if url:
         storage.pool(url)  # an unreachable database is one line now, not one failure per task
+    else:
+        with open_checkpointer(home_path):  # a read-only or damaged data directory is one line now, not dead workers
+            pass
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     finished = finished_ids(out)

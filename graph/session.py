@@ -11,8 +11,10 @@ or reads a session goes through here, whichever mode it is.
 from __future__ import annotations
 
 import secrets
+import shutil
 import signal
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -90,11 +92,15 @@ def resolve_settings(settings: Settings | Mapping | None, overrides: dict[str, A
 
 
 def check_thread(thread_id: str) -> str:
-    """A thread id a user gave: not empty, at most 200 characters, no control characters."""
+    """A new thread id a user gave: not empty, at most 200 characters, no control characters or bidi overrides
+    (``printable`` would escape them wherever the id is shown)."""
     if not isinstance(thread_id, str) or not thread_id.strip():
         raise InputError("the thread id is empty: give one (--thread NAME) or leave it out for a new one")
-    if len(thread_id) > 200 or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in thread_id):
-        raise InputError(f"the thread id {printable(thread_id[:60])!r} is too long or has control characters")
+    if len(thread_id) > 200 or has_control_characters(thread_id):  # bidi overrides too: ids are shown
+        raise InputError(
+            f"the thread id '{printable(thread_id[:60])}' is too long (over 200 characters) or has control "
+            "characters or bidi overrides"
+        )
     return thread_id
 
 
@@ -110,7 +116,9 @@ class SessionsDbError(BadInput):
     """sessions.db is damaged, empty or not writable: named, never replaced (it holds the user's sessions)."""
 
 
-def _sessions_db_problem(path: Path, err: BaseException) -> SessionsDbError:
+def _sessions_db_problem(
+    path: Path, err: BaseException, then: str = "then `saturate resume THREAD`"
+) -> SessionsDbError:
     text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     if "readonly" in text or "read-only" in text or isinstance(err, PermissionError):
         return SessionsDbError(
@@ -118,7 +126,7 @@ def _sessions_db_problem(path: Path, err: BaseException) -> SessionsDbError:
             "directory writable or point SATURATE_HOME (or --home) elsewhere"
         )
     if "disk" in text and "full" in text:
-        return SessionsDbError(f"{path}: the disk is full ({text}); free some space, then `saturate resume THREAD`")
+        return SessionsDbError(f"{path}: the disk is full ({text}); free some space, {then}")
     return SessionsDbError(
         f"{path} is not a readable SQLite database ({text}): it holds your sessions, so it is left as it is; "
         "restore it from a backup, or move it away to start a new one"
@@ -158,14 +166,13 @@ def open_checkpointer(
             f"the data directory {home} is read-only: this command records the session there; make it writable "
             "or point SATURATE_HOME (or --home) elsewhere (show, runs and checkpoints work on it as it is)"
         )
+    copy = None  # a private copy of a read-only folder's database and its WAL (see _read_only_connection)
     try:
         if readonly:
-            # immutable: a read-only folder has no room for the -shm file SQLite's WAL reader wants
-            flags = "mode=ro" + ("" if writable(home) else "&immutable=1")
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False, timeout=30)
+            conn, copy = _read_only_connection(path, writable(home))
         else:
             conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-    except sqlite3.Error as err:
+    except (sqlite3.Error, OSError) as err:
         raise _sessions_db_problem(path, err) from None
     try:
         saver = SqliteSaver(conn)
@@ -187,6 +194,43 @@ def open_checkpointer(
         yield saver
     finally:
         conn.close()
+        if copy is not None:
+            copy.cleanup()
+
+
+def _read_only_connection(path: Path, folder_writable: bool) -> tuple[sqlite3.Connection, Any]:
+    """A read-only connection to sessions.db, with the steps still in its WAL (a process killed mid-session
+    leaves them in sessions.db-wal until the next writer folds them in).
+
+    In a writable folder, ``mode=ro``. In a read-only one SQLite cannot create the -shm file its WAL reader
+    needs: with no WAL to read, ``immutable=1``; with one, ``mode=ro`` works when the -shm the killed process
+    left is there, else the database and its WAL are copied to a temporary folder and read there (the second
+    value: that folder, removed when the connection closes). Reading with ``immutable=1`` alone ignored the WAL:
+    such a session showed as an unknown thread."""
+    uri = path.resolve().as_uri()
+
+    def connect(target: str) -> sqlite3.Connection:
+        return sqlite3.connect(target, uri=True, check_same_thread=False, timeout=30)
+
+    wal = path.with_name(path.name + "-wal")
+    if folder_writable:
+        return connect(f"{uri}?mode=ro"), None
+    if not (wal.exists() and wal.stat().st_size > 0):
+        return connect(f"{uri}?mode=ro&immutable=1"), None
+    try:
+        conn = connect(f"{uri}?mode=ro")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn, None
+    except sqlite3.Error:
+        pass
+    copy = tempfile.TemporaryDirectory(prefix="saturate-sessions-")
+    try:
+        shutil.copyfile(path, Path(copy.name) / path.name)
+        shutil.copyfile(wal, Path(copy.name) / wal.name)
+        return connect((Path(copy.name) / path.name).as_uri()), copy
+    except BaseException:
+        copy.cleanup()
+        raise
 
 
 def _create_sessions_db(path: Path) -> None:
@@ -198,11 +242,20 @@ def _create_sessions_db(path: Path) -> None:
             return  # another process made it while this one waited
         if path.exists():
             return  # empty while nobody is creating it: open_checkpointer names it, never replaces it
-        conn = sqlite3.connect(path, timeout=30)
+        try:
+            conn = sqlite3.connect(path, timeout=30)
+        except sqlite3.Error as err:
+            raise _sessions_db_problem(path, err) from None
         try:
             SqliteSaver(conn).setup()
         except sqlite3.Error as err:
-            raise _sessions_db_problem(path, err) from None
+            conn.close()
+            # this process made the file and could not write its first page (a full disk): an empty file left
+            # behind would be taken for an emptied sessions.db by every later command, after space is freed too
+            for made in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                if made.exists() and made.stat().st_size == 0:
+                    made.unlink()
+            raise _sessions_db_problem(path, err, then="then run the command again") from None
         finally:
             conn.close()
 

@@ -16,6 +16,7 @@ lock so several processes or machines starting together do not race. The passwor
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -29,6 +30,12 @@ from saturate.sources.pages import SqlitePageStore
 from saturate.sources.postgres import SCHEMA, PgPageStore, PgSearchCache
 from saturate.state.errors import BadInput
 from saturate.state.settings import ENV_PREFIX, check_database_url, mask_url, scrub_password
+
+# psycopg and its pool log a lost server's connections ("discarding closed connection", "error ignored
+# terminating <psycopg.Pipeline [BAD]>") as warnings; with no logging set up, Python's last-resort handler printed
+# them above saturate's one-line error. A NullHandler keeps them off stderr; an application that configures
+# logging still receives them (they propagate to its handlers as before).
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 ENV = ENV_PREFIX + "DATABASE_URL"
 CONNECT_TIMEOUT_S = 10

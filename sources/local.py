@@ -31,7 +31,7 @@ from saturate.sources.vectors import VectorIndex, unit
 from saturate.state.errors import BadInput
 from saturate.state.files import bounded_lines, regular_file
 from saturate.state.records import SearchResult
-from saturate.state.text import clip, terms
+from saturate.state.text import clip, lone_surrogate, terms
 
 # 2: the index records probe terms its open checks (see _probe_terms); 3: .md files are indexed as text
 INDEX_VERSION = 3
@@ -379,6 +379,8 @@ def read_jsonl(path: Path) -> Iterator[dict]:
             raise CorpusError(f"{path}: line {n} is not valid JSON ({why})") from None
         if not isinstance(rec, dict):
             raise CorpusError(f"{path}: line {n} is not a JSON object")
+        if bad := lone_surrogate(line, rec):
+            raise CorpusError(f"{path}: line {n} holds {bad}, half of a surrogate pair: not Unicode text")
         missing = [f for f in ("id", "title", "text") if f not in rec]
         if missing:
             raise CorpusError(f"{path}: line {n} lacks {', '.join(missing)} (needs id, title, text)")

@@ -88,6 +88,28 @@ def has_control_characters(text: str) -> bool:
     return bool(_UNPRINTABLE.search(text or ""))
 
 
+def lone_surrogate(line: str, value: object) -> str | None:
+    """The first lone surrogate in ``value``'s strings, as its ``\\uXXXX`` escape, else None. JSON allows an
+    escape such as ``\\ud800`` alone (Python's json reads it), but no Unicode text holds one: it could not be
+    stored, printed or written as UTF-8 later. ``line`` is the JSON text ``value`` was read from: without a
+    ``\\ud`` escape in it (almost always) nothing is walked."""
+    if "\\ud" not in line and "\\uD" not in line:
+        return None
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            bad = next((ch for ch in item if "\ud800" <= ch <= "\udfff"), None)
+            if bad is not None:
+                return f"\\u{ord(bad):04x}"
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 def defuse(text: str) -> str:
     """Tag-like sequences (``<x>``, ``</sources>``) lose their angle brackets: ‹x›. Untrusted text (pages,
     search results, corpus text) cannot close or open the delimiters prompts put around data."""

@@ -161,3 +161,40 @@ def test_a_second_ctrl_c_while_a_batch_exits_ends_130_at_once(home, tmp_path, mu
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert "stopped at once (second Ctrl-C)" in err
+
+
+def test_a_lone_surrogate_in_a_corpus_or_task_line_is_named(home, tmp_path):
+    """JSON allows "\\ud800" alone; no UTF-8 text holds it: the corpus index (and a batch's result line) failed
+    with UnicodeEncodeError tracebacks. A valid pair (an emoji) is fine."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(
+        '{"id": "1", "title": "Bubye River \\ud83d\\ude00", "text": "The Bubye River is in Zimbabwe."}\n'
+        '{"id": "2", "title": "Limpopo", "text": "The Limpopo \\udc00 River flows to the Indian Ocean."}\n'
+    )
+    done = run(home, "research", "Bubye River", "--corpus", str(corpus))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "line 2 holds \\udc00, half of a surrogate pair" in done.stderr
+    corpus.write_text(corpus.read_text().splitlines()[0] + "\n")
+    assert run(home, "research", "Bubye River", "--corpus", str(corpus), "--max-rounds", "2").returncode == 0
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text('{"id": "a", "question": "Bubye \\ud800 River"}\n')
+    done = run(home, "batch", str(tasks), "--corpus", str(corpus))
+    assert done.returncode == 2 and "line 1 holds \\ud800" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_bidi_override_in_a_thread_id_is_refused_and_never_shown_raw(home, tmp_path, monkeypatch):
+    """U+202E reversed the rest of the line wherever the id was shown (the checkpoints title, the HTML and
+    Markdown reports). New ids with one are refused; a session that has one (made before) is shown escaped."""
+    from saturate.graph import research, session
+
+    rlo = "ab\u202ecd"
+    done = run(home, "research", "Bubye River", "--thread", rlo)
+    assert done.returncode == 2 and "bidi overrides" in done.stderr and "\u202e" not in done.stderr
+    monkeypatch.setattr(session, "check_thread", lambda t: t)  # as an older saturate let it in
+    research("Bubye River", thread_id=rlo, max_rounds=2)
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    shown = [run(home, "checkpoints", rlo), run(home, "show", rlo, "--html", str(html), "--md", str(md))]
+    assert [d.returncode for d in shown] == [0, 0], [d.stderr for d in shown]
+    assert not any("\u202e" in d.stdout + d.stderr for d in shown)
+    for text in (shown[0].stdout, html.read_text(), md.read_text()):
+        assert "\u202e" not in text and "ab\\u202ecd" in text

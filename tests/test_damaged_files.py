@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -365,3 +366,79 @@ def test_a_sessions_db_being_created_by_another_process_is_waited_for_not_called
         conn.close()
     waiter.join(30)
     assert outcome == [None]
+
+
+def test_a_batch_on_a_read_only_data_dir_is_one_line_before_any_worker_starts(home, corpus, tmp_path):
+    """It was a worker dying ("a worker process died") after the progress bar: now the parent checks first."""
+    run(home, corpus)
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(json.dumps({"id": "a", "question": TASK}) + "\n")
+    undo = _read_only(home)
+    try:
+        p = _cli("batch", str(tasks), "--corpus", str(corpus), "--out", str(tmp_path / "o.jsonl"), home=home)
+    finally:
+        undo()
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()] and "is read-only" in p.stderr
+
+
+@pytest.mark.parametrize("shm", ["kept", "gone"])
+def test_steps_still_in_the_wal_are_read_from_a_read_only_data_dir(home, corpus, shm):
+    """A process killed mid-session leaves its steps in sessions.db-wal; read-only, the folder has no room for
+    SQLite's -shm file, and reading with ``immutable=1`` ignored the WAL: the session was an unknown thread."""
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_SESSION, str(home), str(corpus)], env=child_env(home), timeout=120
+    )
+    assert killed.returncode == 9
+    assert (home / "sessions.db-wal").stat().st_size > 0
+    if shm == "gone":
+        (home / "sessions.db-shm").unlink()
+    undo = _read_only(home)
+    try:
+        runs = _cli("runs", "--json", home=home)
+        shown = _cli("show", "walt", home=home)
+        marks = _cli("checkpoints", "walt", home=home)
+    finally:
+        undo()
+    assert runs.returncode == 0, runs.stderr
+    assert [r["thread"] for r in json.loads(runs.stdout)] == ["walt"]
+    assert shown.returncode == 0 and "saturate resume walt" in shown.stdout, shown.stderr
+    assert marks.returncode == 0 and "walt" in marks.stdout, marks.stderr
+    assert not list(Path(tempfile.gettempdir()).glob("saturate-sessions-*"))  # the private copy is removed
+
+
+KILLED_MID_SESSION = """
+import os, sys
+from saturate.graph import research
+steps = []
+def die_after_three(chunk):
+    steps.append(chunk)
+    if len(steps) == 3:
+        os._exit(9)
+research(
+    "Who founded the city of Rome?", corpus=sys.argv[2], home=sys.argv[1], thread_id="walt", max_rounds=5,
+    stream_handler=die_after_three,
+)
+"""
+
+
+def test_a_full_disk_while_sessions_db_is_made_leaves_no_empty_file(small_disk, corpus):
+    """The first page of a new sessions.db could not be written: the 0-byte file left behind was taken by every
+    later command for an emptied database ("the sessions it held are gone"), after space was freed too."""
+    home = small_disk / "home"
+    filler = small_disk / "filler"
+    with filler.open("wb") as fh:  # the disk, full
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+        except OSError:
+            pass
+    p = _cli("research", TASK, "--corpus", str(corpus), home=home)
+    assert p.returncode == 2 and "the disk is full" in p.stderr and "run the command again" in p.stderr, p.stderr
+    assert not (home / "sessions.db").exists()
+    filler.unlink()
+    p = _cli("runs", home=home)
+    assert p.returncode == 0 and "empty" not in p.stderr, p.stderr
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
+    p = _cli("research", TASK, "--corpus", str(corpus), "--max-rounds", "2", home=home)
+    assert p.returncode == 0, p.stderr

@@ -283,3 +283,29 @@ def test_postgres_saver_conforms(db):
     from test_checkpoint_conformance import conforms
 
     conforms("saturate-postgres", database_url=db)
+
+
+def test_a_server_lost_mid_session_is_one_line_without_the_drivers_log(pg, tmp_path, musique_corpus):
+    """psycopg and its pool log the lost connections as warnings ("discarding closed connection", "error ignored
+    terminating <psycopg.Pipeline [BAD]>"); with no logging configured Python printed them above saturate's one
+    line. A server of its own, stopped after round 2."""
+    own = pg_server.start(fsync=False)
+    try:
+        url = own.createdb("lost")
+        rounds = ["--min-rounds", "50", "--max-rounds", "50", "--novelty-epsilon", "0", "--thread", "lost"]
+        proc = subprocess.Popen(
+            [*SATURATE, "research", "Bubye River", "--corpus", str(musique_corpus), *rounds, "--database-url", url],
+            env=child_env(tmp_path / "home"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for line in proc.stderr:
+            if line.startswith("round 2"):
+                break
+    finally:
+        own.stop()
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1, rest
+    assert [line for line in rest.splitlines() if not line.startswith("round ")] == [rest.strip().splitlines()[-1]]
+    assert rest.strip().splitlines()[-1].startswith("saturate: error: PostgreSQL at ") and "resume lost" in rest

@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc) or database_problem(exc)
         if message is None:
             raise  # a bug: the traceback is what a report needs
+        thread = getattr(args, "thread", None)
+        if isinstance(thread, str) and thread:
+            message = message.replace("saturate resume THREAD", f"saturate resume {printable(thread)}")
         say(message, file=sys.stderr)
         return EXIT_FAILED
 

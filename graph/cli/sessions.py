@@ -148,7 +148,7 @@ def print_checkpoints(thread: str, home, as_json: bool) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"checkpoints of {thread} (oldest first)")
+    t = Table(title=f"checkpoints of {printable(thread)} (oldest first)")
     for col in ("step", "checkpoint id", "written by", "next", "round", "knowledge", "sources", "time", "fork"):
         t.add_column(col, overflow="fold")
     for r in rows:
@@ -167,7 +167,7 @@ def print_checkpoints(thread: str, home, as_json: bool) -> int:
     Console(highlight=False, width=max(140, Console().width)).print(t)
     points = sorted({r["fork_round"] for r in rows if r["fork_round"] is not None})
     if points:
-        say(f"fork points: saturate fork {thread} --round N [--<setting> VALUE ...] with N in {points}")
+        say(f"fork points: saturate fork {printable(thread)} --round N [--<setting> VALUE ...] with N in {points}")
     else:  # a multi-source session (no rounds), or one stopped before its first round
         say(f"fork points: none — {printable(thread)} has no completed round to fork from")
     return 0

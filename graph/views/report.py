@@ -48,6 +48,7 @@ from saturate.graph.views.report_parts import (
 from saturate.graph.views.report_parts import e as _e
 from saturate.graph.views.report_parts import link as _link
 from saturate.state.records import ACCEPTED
+from saturate.state.text import printable
 
 DECISION_COLOR = {"accept": "#16a34a", "epsilon_pass": "#d97706", "stop": "#dc2626", "cap": "#0e7490"}
 DECISION_TEXT = {"accept": "accept", "epsilon_pass": "ε pass", "stop": "stop", "cap": "cap"}
@@ -133,7 +134,7 @@ def session_view(thread_id: str, snaps: list, graph=None) -> dict:
             )
         rounds.append(info)
     return {
-        "thread": thread_id,
+        "thread": printable(thread_id),  # shown in HTML, Markdown and charts: a bidi override escaped
         "task": values.get("task", ""),
         "settings": values.get("settings") or {},
         "records": records,

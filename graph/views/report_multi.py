@@ -37,6 +37,7 @@ from saturate.graph.views.report_parts import (
     thread_span,
     ts,
 )
+from saturate.state.text import printable
 
 ACTION_COLOR = {"continue": "#16a34a", "stop": "#dc2626"}
 LEAD_COLOR = "#6366f1"
@@ -73,7 +74,7 @@ def multi_view(thread: str, snaps: list) -> dict:
     pending = [] if result else list(dict.fromkeys([*last.next, *(t.name for t in last.tasks)]))
     return {
         "kind": "multi",
-        "thread": thread,
+        "thread": printable(thread),  # shown in HTML and Markdown: a bidi override escaped
         "task": values.get("task", ""),
         "settings": values.get("settings") or {},
         "sources": list(values.get("sources") or []),
