@@ -6,8 +6,8 @@ One contract for both paths: a short answer — 1 to 3 sentences, at most
 the task, ``NOT_ANSWERED`` ("The sources found do not answer this.") and the
 titles of the closest sources. Every accepted source stays in the result; each
 is marked ``cited`` (the answer cites it) with its task ``relevance`` (share of
-the best source's, ``_salience.relevance_weights``) and ``on_topic``
-(``_salience.on_topic_floor``).
+the best source's, ``reading.salience.relevance_weights``) and ``on_topic``
+(``reading.salience.on_topic_floor``).
 
 **With a chat model** the model writes the answer from the numbered sources
 (snippets and enriched page text, delimited as data, the most relevant first;
@@ -17,9 +17,9 @@ falls back to the extractive answer (noted) unless it says ``NOT_ANSWERED``; a
 reply over ``ANSWER_MAX_CHARS`` is cut at a sentence boundary, the citations
 after it kept and never split (noted).
 
-**Without a model** (or when the model fails) the answer is extractive: ``_extract``
+**Without a model** (or when the model fails) the answer is extractive: ``reading.extractive``
 ranks the sentences of the accepted results by how well they answer the task (its
-module docstring lists the rules); ``_question`` reads what the task asks.
+module docstring lists the rules); ``reading.question`` reads what the task asks.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from saturate.nodes._extract import (
+from saturate.nodes._model import ModelUsage, Prompt, error_text
+from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
     EXCERPT_CHARS,
     NOT_ANSWERED,
@@ -35,8 +36,7 @@ from saturate.nodes._extract import (
     SOURCE_CHARS,
     extractive_answer,
 )
-from saturate.nodes._model import ModelUsage, Prompt, error_text
-from saturate.nodes._salience import on_topic_floor, relevance_weights
+from saturate.nodes.reading.salience import on_topic_floor, relevance_weights
 from saturate.state.records import SourceRef
 from saturate.state.text import clip, scrub_urls
 

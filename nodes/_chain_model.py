@@ -4,7 +4,7 @@
 slots in JSON; the reply is validated with pydantic (``Decomposition``: at most ``MAX_CHAINS`` chains of
 ``MAX_SLOTS`` slots, kinds from ``KINDS``, a ``#k`` subject naming an earlier slot of its chain) and asked
 once more when it is not; a second unusable reply, or a failed call, falls back to the parser of question
-syntax (``_chain.parse_chains``), recorded.
+syntax (``reading.chain.parse_chains``), recorded.
 
 **Filling** (assess_novelty, every round with a slot not yet stable): the model is given the slots with
 their resolved subjects and the passages retrieved so far (each cut to ``PASSAGE_CHARS``, at most
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from saturate.nodes._chain import Chain, Slot
 from saturate.nodes._model import ModelUsage, Prompt, parse_json_object
-from saturate.nodes._slots import Reading, fold
+from saturate.nodes.reading.chain import Chain, Slot
+from saturate.nodes.reading.slots import Reading, fold
 from saturate.state.text import clip, defuse, terms
 
 MAX_CHAINS = 4
@@ -80,7 +80,7 @@ FILL = Prompt(
 
 
 def _chains_of(reply: dict | None, task: str) -> list[dict]:
-    """The validated chains of a reply, as ``_chain`` dicts; [] when the reply is not a usable decomposition."""
+    """The validated chains of a reply, as ``reading.chain`` dicts; [] when the reply is not a usable decomposition."""
     if reply is None:
         return []
     try:

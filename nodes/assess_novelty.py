@@ -6,7 +6,7 @@ accepted, and only counts what is new *and on topic*. For each result:
 - a url the session already accepted counts 0 (a repeat);
 - novelty = the share of its content terms absent from the vocabulary of all
   accepted results;
-- relevance = its task relevance (``_salience``: rarity-weighted task terms, the
+- relevance = its task relevance (``reading.salience``: rarity-weighted task terms, the
   task's names counting double and required whole) relative to the most
   relevant result accepted so far (capped at 1), so an off-topic page full of
   new words counts little.
@@ -14,9 +14,9 @@ accepted, and only counts what is new *and on topic*. For each result:
 The round scores 10 x the best novelty x relevance among its results: "how new
 and how on topic is the best thing this round found". The vocabulary and the
 relevance statistics of the accepted results are kept from round to round
-(``_accepted``: only the newly accepted results are added; a resumed or forked
+(``reading.vocabulary``: only the newly accepted results are added; a resumed or forked
 session rebuilds them from its state once), equal to recomputing them
-(``accepted_vocabulary``, ``_salience.relative_relevance``). Scoring only against the
+(``accepted_vocabulary``, ``reading.salience.relative_relevance``). Scoring only against the
 capped knowledge state (the seed) or counting new words alone makes nearly
 every round look new (measured on ../shared/data; see README, Benchmarks).
 
@@ -43,11 +43,11 @@ import time
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._accepted import accepted_index
 from saturate.nodes._chain_model import model_fill
 from saturate.nodes._model import ModelUsage, Prompt, error_text, first_int
 from saturate.nodes._search import cosine, passage_vectors
-from saturate.nodes._slots import Reading, complete, fill_chains, result_texts
+from saturate.nodes.reading.slots import Reading, complete, fill_chains, result_texts
+from saturate.nodes.reading.vocabulary import accepted_index
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings_of import settings_of
@@ -67,7 +67,7 @@ def session_novelty(
     """0-10: 10 x max over results of (url unseen) x (share of terms not in vocab) x (task relevance).
 
     ``relevance``: each new result's task relevance relative to the most relevant accepted result
-    (``_salience.relative_relevance``); None counts every result as fully relevant.
+    (``reading.salience.relative_relevance``); None counts every result as fully relevant.
     """
     if not new_results:
         return 0.0, {"results": 0}
@@ -159,7 +159,7 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     results = cur.get("results", [])
     accepted = state.get("results") or {}
     # the vocabulary and relevance statistics of the accepted results, updated with the results accepted since
-    # the last round (``_accepted``): the same as accepted_vocabulary(accepted) and relative_relevance(...)
+    # the last round (``reading.vocabulary``): the same as accepted_vocabulary(accepted) and relative_relevance(...)
     with accepted_index(state["task"], accepted) as index:
         heuristic = session_novelty(results, accepted.keys(), index.vocab, index.relative_relevance(results))
     judged = {"heuristic": heuristic, "seed-heuristic": summary_novelty(results, state.get("knowledge", ""))}

@@ -4,9 +4,9 @@ A question gets a short answer (1-3 sentences, at most 400 characters) citing
 only accepted sources, or says the sources do not answer it (``_answer``: the
 chat model's, checked in code, or extractive); every accepted source stays in
 the result, marked cited / on topic with its relevance. A claim (``verify``) turns
-every accepted result into an evidence hit — stance (``_stance``: recorded,
-model or heuristic), tier and weight (``_tiers``) — and the decision rule
-(``_verdict``) answers True / False / Invalid with a checked proof, or sends the
+every accepted result into an evidence hit — stance (``reading.stance``: recorded,
+model or heuristic), tier and weight (``reading.tiers``) — and the decision rule
+(``reading.verdict``) answers True / False / Invalid with a checked proof, or sends the
 session back for more search while attempts remain.
 """
 
@@ -15,12 +15,13 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import answer_task
+from saturate.nodes._judge import model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
-from saturate.nodes._slots import Reading, describe, fill_chains, result_texts, short_answer, yes_no
-from saturate.nodes._stance import heuristic_stance, model_stance
-from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
-from saturate.nodes._verdict import NEED_MORE_SEARCH, VerifyRules, decide_from_history, write_proof
+from saturate.nodes.reading.slots import Reading, describe, fill_chains, result_texts, short_answer, yes_no
+from saturate.nodes.reading.stance import heuristic_stance
+from saturate.nodes.reading.tiers import load_tier_table, registrable_domain, tier_of
+from saturate.nodes.reading.verdict import NEED_MORE_SEARCH, VerifyRules, decide_from_history
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import AgentResult, EvidenceHit, SourceRef

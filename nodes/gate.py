@@ -4,7 +4,7 @@ Semantics (saturate mode):
 - the round is ``max_rounds`` x the number of sub-questions (chains; at most 50) or later: ``cap``, accepted
   and the last round;
 - every slot of the question's chains holds a value that is stable (the same as after the round before) and
-  supported by its own page among the results (``_slots.complete``): ``stop``, and the reason names the slots
+  supported by its own page among the results (``reading.slots.complete``): ``stop``, and the reason names the slots
   and their values — the evidence is complete;
 - fewer than ``min_rounds`` rounds have run, counting this one: ``accept``;
 - the novelty score reaches ``novelty_threshold``: ``accept``;
@@ -26,7 +26,7 @@ import time
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._slots import complete, describe
+from saturate.nodes.reading.slots import complete, describe
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import ACCEPTED, RoundRecord
@@ -54,7 +54,7 @@ def decide_gate(
     """(decision, reason, epsilon draw or None, next rng state). Pure.
 
     ``filled``: when every slot of the question's chains holds a value that is stable and supported by its own
-    page (``_slots.complete``), the words saying so ("[1.1] country = Zimbabwe; [1.2] waterfall = Victoria
+    page (``reading.slots.complete``), the words saying so ("[1.1] country = Zimbabwe; [1.2] waterfall = Victoria
     Falls"): the loop stops, whatever the novelty (stability needs two rounds, so never before round 2);
     ``min_rounds``, the threshold and epsilon govern the novelty fallback. ``chains``: the number of
     sub-questions; the round cap is ``max_rounds`` for each (at most 50).

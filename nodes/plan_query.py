@@ -1,13 +1,13 @@
 """plan_query: the query of the next round.
 
-Round 1 also sets what the question asks: its chains of slots (``_chain``),
+Round 1 also sets what the question asks: its chains of slots (``reading.chain``),
 proposed by the chat model when there is one (``_chain_model.DECOMPOSE``, JSON
 validated, asked again once) and else — or when its replies are unusable — read
 from the question's syntax. Rounds 1..len(planned_queries) use the initial plan:
 with a chat model, two complementary queries for the task (JSON, repaired or
 asked again once); without one, the task itself. Later rounds ask for the first
 slot not filled yet — its resolved subject (the bridge found so far) and its
-relation words (``_slots.slot_query``) — or, once every slot holds a value, for
+relation words (``reading.slots.slot_query``) — or, once every slot holds a value, for
 the first value not yet confirmed. When there is nothing new to ask that way,
 the model writes one gap-filling query (temperature 0.3, at most 60 tokens,
 first line, quotes stripped) or, without a model or when its query is unusable,
@@ -23,13 +23,13 @@ import time
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._chain import parse_chains
 from saturate.nodes._chain_model import model_chains
 from saturate.nodes._guard import require_input
 from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, error_text, first_line
 from saturate.nodes._plan import model_plan
-from saturate.nodes._salience import gap_query
-from saturate.nodes._slots import slot_query
+from saturate.nodes.reading.chain import parse_chains
+from saturate.nodes.reading.salience import gap_query
+from saturate.nodes.reading.slots import slot_query
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 

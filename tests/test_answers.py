@@ -16,9 +16,9 @@ from saturate.graph import research, session_state
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
 from saturate.nodes._answer import DECIDE, answer_task, fit_reply
-from saturate.nodes._extract import ANSWER_MAX_CHARS, NOT_ANSWERED, cut_to_clauses
 from saturate.nodes._model import ModelUsage
-from saturate.nodes._question import question_of, stems
+from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED, cut_to_clauses
+from saturate.nodes.reading.question import question_of, stems
 
 from conftest import ROOT
 

@@ -281,7 +281,7 @@ def test_tune_replays_the_gate_and_chooses_on_half_a(home, small_data, capsys):
     assert (chosen["min_rounds"], chosen["novelty_threshold"]) == (best["min_rounds"], best["novelty_threshold"])
     for label in ("current", "chosen"):
         assert set(out["sets"]["hotpotqa"][label]) == {"A", "B"}
-    from saturate.nodes._slots import FEATURES
+    from saturate.nodes.reading.slots import FEATURES
 
     assert set(out["slots"]["fitted"]) == set(FEATURES)  # one weight per feature of the slot scorer
     assert set(out["slots"]["top1"]["hotpotqa"]) == {"current", "fitted"}

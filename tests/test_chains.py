@@ -8,8 +8,9 @@ import pytest
 
 from saturate.graph import research, session_state
 from saturate.graph.cli import main
-from saturate.nodes._chain import parse_chains
-from saturate.nodes._slots import (
+from saturate.nodes.gate import ANSWERED, decide_gate
+from saturate.nodes.reading.chain import parse_chains
+from saturate.nodes.reading.slots import (
     Reading,
     complete,
     fill_chains,
@@ -21,7 +22,6 @@ from saturate.nodes._slots import (
     typed,
     yes_no,
 )
-from saturate.nodes.gate import ANSWERED, decide_gate
 from saturate.state.rng import new_rng
 from saturate.state.settings import NOVELTY_THRESHOLDS, load_settings
 

@@ -10,11 +10,11 @@ import pytest
 from saturate.graph.build_multi import build_multi_graph
 from saturate.nodes._budget import ModelBudget
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
-from saturate.nodes._entities import extract_entities
 from saturate.nodes.multi.breadcrumbs import rank_leads
 from saturate.nodes.multi.merge import canonical_url, merge_hits
 from saturate.nodes.multi.profiles import key_actors
 from saturate.nodes.multi.triangulate import triangulate_entries
+from saturate.nodes.reading.entities import extract_entities
 from saturate.sources import resolve_specs
 from saturate.state.context import Context
 from saturate.state.multi_state import initial_multi_state

@@ -17,11 +17,11 @@ from saturate.graph.build import build_graph
 from saturate.graph.paths import home_dir
 from saturate.graph.session import open_checkpointer
 from saturate.graph.timetravel import fork
-from saturate.nodes import _accepted
-from saturate.nodes._accepted import accepted_index
-from saturate.nodes._question import name_in, stem
-from saturate.nodes._salience import relative_relevance
 from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty
+from saturate.nodes.reading import vocabulary
+from saturate.nodes.reading.question import name_in, stem
+from saturate.nodes.reading.salience import relative_relevance
+from saturate.nodes.reading.vocabulary import accepted_index
 from saturate.state.settings import Settings, load_settings
 from saturate.state.settings_of import settings_of
 
@@ -112,17 +112,17 @@ def rounds(musique_source) -> list[list[dict]]:
 
 
 def test_index_equals_recomputation_round_after_round(rounds):
-    _accepted.cache_clear()
+    vocabulary.cache_clear()
     accepted: dict = {}
     for i, new in enumerate(rounds):
         assert indexed(TASK, accepted, new) == fresh(TASK, accepted, new), f"round {i + 1}"
         assert indexed(TASK, accepted, new) == fresh(TASK, accepted, new)  # again, from the cache
         accepted = {**accepted, **{r["url"]: r for r in new if r["url"] not in accepted}}  # merge_results
-    assert len(_accepted._cache) == 1  # one session, one index, extended each round
+    assert len(vocabulary._cache) == 1  # one session, one index, extended each round
 
 
 def test_index_after_resume_fork_and_changes_equals_recomputation(rounds):
-    _accepted.cache_clear()
+    vocabulary.cache_clear()
     accepted: dict = {}
     for new in rounds[:4]:
         accepted = {**accepted, **{r["url"]: r for r in new if r["url"] not in accepted}}
@@ -158,12 +158,12 @@ def test_index_after_resume_fork_and_changes_equals_recomputation(rounds):
 
 
 def test_index_cache_is_bounded(rounds):
-    _accepted.cache_clear()
+    vocabulary.cache_clear()
     pool = [r for new in rounds for r in new]
-    for i in range(_accepted.CACHE_SIZE + 5):
+    for i in range(vocabulary.CACHE_SIZE + 5):
         acc = {f"{r['url']}#{i}": dict(r) for r in pool[:3]}  # new objects: a new session each
         indexed(TASK, acc, rounds[0])
-    assert len(_accepted._cache) == _accepted.CACHE_SIZE
+    assert len(vocabulary._cache) == vocabulary.CACHE_SIZE
 
 
 # ------------------------------------------------------------------ whole sessions: resume and fork

@@ -7,9 +7,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from saturate.graph import research, session_state
 from saturate.nodes._model import strip_think
-from saturate.nodes._salience import gap_query, generic_name, relevance_weights, salient_phrases, task_names
 from saturate.nodes.assess_novelty import accepted_vocabulary, session_novelty, summary_novelty
 from saturate.nodes.compress import extractive_merge, first_knowledge
+from saturate.nodes.reading.salience import gap_query, generic_name, relevance_weights, salient_phrases, task_names
 from saturate.nodes.search import simplify
 from saturate.state import Context, initial_state, load_settings
 from saturate.state.text import term_set

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from saturate.graph import session_state, verify
-from saturate.nodes._stance import Alignment, align, heuristic_stance, stance_of
+from saturate.nodes.reading.stance import Alignment, align, heuristic_stance, stance_of
 from saturate.sources.replay import ReplaySource, replay_urls
 from saturate.state.records import SearchResult
 

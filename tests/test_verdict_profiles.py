@@ -9,8 +9,8 @@ import pytest
 from saturate.graph import session_state, verify
 from saturate.graph.bench.verify import GRID, STANCE_GRID
 from saturate.graph.cli import main
-from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
-from saturate.nodes._verdict import PROFILES, VerifyRules, check_proof, decide_from_history, extractive_proof
+from saturate.nodes.reading.tiers import load_tier_table, registrable_domain, tier_of
+from saturate.nodes.reading.verdict import PROFILES, VerifyRules, check_proof, decide_from_history, extractive_proof
 from saturate.sources.replay import ReplaySource
 from saturate.state.errors import BadInput
 from saturate.state.records import EvidenceHit

@@ -9,9 +9,9 @@ import pytest
 from saturate.graph import session_state, verify
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
-from saturate.nodes._stance import heuristic_stance
-from saturate.nodes._tiers import load_tier_table, registrable_domain, tier_of
-from saturate.nodes._verdict import (
+from saturate.nodes.reading.stance import heuristic_stance
+from saturate.nodes.reading.tiers import load_tier_table, registrable_domain, tier_of
+from saturate.nodes.reading.verdict import (
     NEED_MORE_SEARCH,
     PROFILES,
     VerifyRules,

@@ -32,8 +32,8 @@ from saturate.graph.bench.research import half_of, load_jsonl, open_corpus
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import home_dir, shared_data
-from saturate.nodes._extract import NOT_ANSWERED
-from saturate.nodes._slots import result_texts
+from saturate.nodes.reading.extractive import NOT_ANSWERED
+from saturate.nodes.reading.slots import result_texts
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings

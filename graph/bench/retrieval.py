@@ -30,7 +30,7 @@ from saturate.graph.bench.research import half_of, load_jsonl
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import build_embeddings
 from saturate.graph.paths import home_dir, shared_data
-from saturate.nodes._slots import result_texts
+from saturate.nodes.reading.slots import result_texts
 from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
 from saturate.state.context import Context

@@ -39,10 +39,10 @@ from saturate.graph.bench.research import SETS, answer_in, half_of, interpolate,
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import home_dir, shared_data
-from saturate.nodes import _slots
-from saturate.nodes._chain import parse_chains
-from saturate.nodes._slots import FEATURES, WEIGHTS, Reading, SlotScorer, anchors_of, fill_chains, result_texts
 from saturate.nodes.gate import decide_gate
+from saturate.nodes.reading import slots
+from saturate.nodes.reading.chain import parse_chains
+from saturate.nodes.reading.slots import FEATURES, WEIGHTS, Reading, SlotScorer, anchors_of, fill_chains, result_texts
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.rng import new_rng
@@ -251,17 +251,17 @@ def run(args) -> int:
             raise InputError(f"{name}: {tpath} or {cpath} not found")
         task_sets[name] = load_jsonl(tpath)[: args.limit] if args.limit else load_jsonl(tpath)
         sources[name] = open_corpus(cpath, home_dir() / "index", settings)
-    current_fill = _slots.FILL_P
+    current_fill = slots.FILL_P
     by_fill: dict[float, dict[str, list[Trajectory]]] = {}
     for fill in sorted({current_fill, *(FILL_P if args.fill_p else ())}):
-        _slots.FILL_P = fill  # the filler's threshold for these trajectories (restored below)
+        slots.FILL_P = fill  # the filler's threshold for these trajectories (restored below)
         try:
             by_fill[fill] = {
                 name: trajectories(name, tasks, sources[name], overrides, args.seed, embeddings, args.slots)
                 for name, tasks in task_sets.items()
             }
         finally:
-            _slots.FILL_P = current_fill
+            slots.FILL_P = current_fill
         say(f"fill_p {fill:g}: " + ", ".join(f"{n} {len(t)} fixed-5 trajectories" for n, t in by_fill[fill].items()))
     base = {k: v for k, v in overrides.items() if k not in ("min_rounds", "novelty_threshold")}
     best_fill, chosen, rows = current_fill, None, []

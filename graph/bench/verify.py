@@ -44,8 +44,8 @@ from pathlib import Path
 from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.paths import shared_data
-from saturate.nodes._stance import PARTIAL_FROM, REFUTE_CONTEXT, RELATION_FROM, SUPPORT_FROM, align, stance_of
-from saturate.nodes._verdict import PROFILES, VerifyRules, decide_from_history
+from saturate.nodes.reading.stance import PARTIAL_FROM, REFUTE_CONTEXT, RELATION_FROM, SUPPORT_FROM, align, stance_of
+from saturate.nodes.reading.verdict import PROFILES, VerifyRules, decide_from_history
 from saturate.sources.replay import ReplaySource, load_claims
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state

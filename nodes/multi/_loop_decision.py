@@ -36,7 +36,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from saturate.nodes._model import MAX_QUERY_CHARS, Prompt, parse_json_object
-from saturate.nodes._salience import result_text, task_names
+from saturate.nodes.reading.salience import result_text, task_names
 from saturate.state.source_spec import DEPTH_EXPECTATIONS
 from saturate.state.text import clip, term_set
 
@@ -141,7 +141,7 @@ def rule_stop(history: list[Step], ceiling: int, empty_after: int, timed_out: bo
 
 
 def subject_names(task: str) -> list[frozenset[str]]:
-    """The task's names that say what it is about (``_salience.task_names`` with a letter in them)."""
+    """The task's names that say what it is about (``reading.salience.task_names`` with a letter in them)."""
     return [n for n in task_names(task) if any(not t.isdigit() for t in n)]
 
 

@@ -1,11 +1,11 @@
 """breadcrumbs: leads and key entities of the merged results, each assigned the one source to ask (``follow``).
 
-**Leads** (the design's breadcrumbs). ``rank_leads`` extracts entities (``_entities``) from the merged results
+**Leads** (the design's breadcrumbs). ``rank_leads`` extracts entities (``reading.entities``) from the merged results
 and ranks them: **identifiers > organisations > people > other names**, then by
 score — the summed task relevance of the results that mention them (task terms
 they contain, each weighted by its rarity among the results, a little less for
 later results). A candidate must occur in an on-topic result — relevance at
-least ``_salience.ON_TOPIC`` of the best result's: the bridge to the next hop
+least ``reading.salience.ON_TOPIC`` of the best result's: the bridge to the next hop
 sits in the results closest to the task; names found only in off-topic results are noise.
 Quantities are facts, not leads, and are never followed; a one-word name the
 results also use as a lower-case word ("Good", "List") is no name. Skipped:
@@ -34,9 +34,9 @@ are ranked and followed once more (no entity research in later passes). Each pas
 
 from __future__ import annotations
 
-from saturate.nodes._entities import KIND_RANK, extract_entities, mentions
-from saturate.nodes._salience import common_words, is_name, on_topic_floor, relevance_weights, result_text
-from saturate.nodes.multi._actors import key_entities
+from saturate.nodes.reading.actors import key_entities
+from saturate.nodes.reading.entities import KIND_RANK, extract_entities, mentions
+from saturate.nodes.reading.salience import common_words, is_name, on_topic_floor, relevance_weights, result_text
 from saturate.state.multi_state import MultiState
 from saturate.state.settings_of import settings_of
 from saturate.state.text import term_set

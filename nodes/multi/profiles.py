@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from saturate.nodes._entities import mentions
-from saturate.nodes.multi._actors import key_entities
+from saturate.nodes.reading.actors import key_entities
+from saturate.nodes.reading.entities import mentions
 from saturate.state.multi_state import MultiState
 from saturate.state.text import clip, sentences, term_set
 

@@ -26,7 +26,6 @@ from langgraph.runtime import Runtime
 from saturate.nodes._budget import BudgetedUsage, BudgetExceeded, session_budget
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.nodes._model import error_text
-from saturate.nodes._salience import gap_query, salient_phrases
 from saturate.nodes.multi._loop_decision import (
     DECISION,
     enforce_ceiling,
@@ -37,6 +36,7 @@ from saturate.nodes.multi._loop_decision import (
     rule_stop,
 )
 from saturate.nodes.multi._run import SourceRun
+from saturate.nodes.reading.salience import gap_query, salient_phrases
 from saturate.state.context import Context
 from saturate.state.settings import Settings
 from saturate.state.source_spec import DEFAULT_DEPTHS, DEPTH_EXPECTATIONS

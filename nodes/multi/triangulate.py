@@ -37,8 +37,8 @@ import re
 from itertools import combinations
 from urllib.parse import urlsplit
 
-from saturate.nodes._entities import extract_entities
-from saturate.nodes._tiers import load_tier_table, official, registrable_domain
+from saturate.nodes.reading.entities import extract_entities
+from saturate.nodes.reading.tiers import load_tier_table, official, registrable_domain
 from saturate.state.multi_state import MultiState
 from saturate.state.settings_of import settings_of
 from saturate.state.text import clip, sentences, term_set

@@ -1,5 +1,5 @@
 """Figure 2, ``heuristic_novelty_ms`` (<= 0.5 ms): ``session_novelty`` of 10 results against 500 accepted
-ones, vocabulary (and task cover) precomputed, as the node keeps them (``nodes._accepted``); baselines: the same
+ones, vocabulary (and task cover) precomputed, as the node keeps them (``reading.vocabulary``); baselines: the same
 with them recomputed per call (what the node did before it kept them), and the whole ``assess_novelty`` node
 with its index in place (every round of a running session) and rebuilt (the first round after a resume).
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import saturate.nodes.assess_novelty as an
 from saturate.graph.bench.perf.common import SEED, Figure, baseline, per_call_ms, runtime, wiki_records
-from saturate.nodes import _accepted
-from saturate.nodes._salience import relative_relevance
+from saturate.nodes.reading import vocabulary
+from saturate.nodes.reading.salience import relative_relevance
 from saturate.sources.local import SNIPPET_CHARS
 from saturate.sources.wiki import CORPUS_NAME
 from saturate.state import Context, load_settings
@@ -47,7 +47,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     uses_cover = True  # the node also scores the task relevance of the round's results against the accepted
 
     def prepared(acc: dict) -> tuple[set, dict]:
-        """What assess_novelty derived from the accepted results on every call before nodes._accepted kept it."""
+        """What assess_novelty derived from the accepted results on every call before reading.vocabulary kept it."""
         return an.accepted_vocabulary(acc), {"relevance": relative_relevance(task, list(acc.values()), new)}
 
     def recomputed(acc: dict):
@@ -71,7 +71,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     node_ms, _ = per_call_ms(lambda: an.assess_novelty(state, rt), slow)  # the index in place after the first call
 
     def cold_node():
-        _accepted.cache_clear()  # a resumed session: its state is new objects, the index is rebuilt
+        vocabulary.cache_clear()  # a resumed session: its state is new objects, the index is rebuilt
         return an.assess_novelty(state, rt)
 
     cold_ms, _ = per_call_ms(cold_node, slow)
@@ -94,9 +94,9 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
             f"500 accepted urls, vocab{', task terms, best cover' if uses_cover else ''}) "
             "with accepted_vocabulary(500 accepted)"
             f"{also} precomputed, {calls} calls in a loop (median of 5 batch means); baselines: the same with "
-            f"accepted_vocabulary{also} recomputed per call (what assess_novelty did before nodes._accepted), and "
+            f"accepted_vocabulary{also} recomputed per call (what assess_novelty did before reading.vocabulary), and "
             f"the whole assess_novelty node ({slow} calls) with its index of the accepted results in place and "
-            f"rebuilt per call (_accepted.cache_clear()); embedded-corpus articles as results, 500-char snippets, "
+            f"rebuilt per call (vocabulary.cache_clear()); embedded-corpus articles as results, 500-char snippets, "
             f"seed {SEED}"
         ),
         details={
@@ -119,7 +119,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
         f"of the accepted results in place, {cold_ms:.2f} ms when it rebuilds it (first round after a resume)."
     )
     fig.notes.append(
-        "Keeping the vocabulary (nodes._accepted): "
+        "Keeping the vocabulary (nodes.reading.vocabulary): "
         + (
             f"needed for the 0.5 ms target at 500 accepted results (recomputed: {recompute:.2f} ms)"
             if recompute > fig.limit

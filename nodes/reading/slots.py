@@ -22,7 +22,7 @@ on one half of the public question sets and checked on the other
   person, place, organisation or work; a date; a number; a defining phrase) that
   the question does not contain;
 - ``typed_page``: what the best candidate's own page (a retrieved document
-  titled with it) or the gazetteer (``_places``) says it is: +1 the slot's focus
+  titled with it) or the gazetteer (``reading.places``) says it is: +1 the slot's focus
   noun or a noun of its kind, -1 a noun of another kind;
 - ``lead``: the sentence opens its document; ``rank``: 1 / (1 + the document's
   position among the results).
@@ -40,10 +40,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from saturate.nodes._chain import NOUN_KINDS
-from saturate.nodes._entities import extract_entities
-from saturate.nodes._places import place_types
-from saturate.nodes._question import DEFINING, name_in, split_sentences, stem, stems, title_subject
+from saturate.nodes.reading.chain import NOUN_KINDS
+from saturate.nodes.reading.entities import extract_entities
+from saturate.nodes.reading.places import place_types
+from saturate.nodes.reading.question import DEFINING, name_in, split_sentences, stem, stems, title_subject
 from saturate.state.text import STOPWORDS, terms, words
 
 PART_MENTION = 0.7  # a sentence naming only the subject's last word ("Worrall died …")
@@ -335,7 +335,7 @@ def _fits(kind: str, entity_kind: str, name: str) -> bool:
 
 
 def typed(reading: Reading, value: str, kind: str, focus: str | None) -> float:
-    """+1 when what the value is — said by its own page or the gazetteer (``_places``) — is the slot's focus noun or
+    """+1 when what the value is — said by its own page or the gazetteer (``places``) — is the slot's focus noun or
     a noun of its kind, -1 when it is a noun of another kind, else 0."""
     page = reading.own_page(value)
     types = set(page.types) if page is not None else set()

@@ -12,7 +12,7 @@ breadcrumbs and the Key actors:
   needs both words), a little less
   further down the list (``POSITION_DECAY``);
 - **on topic**: relevance at least ``ON_TOPIC`` of the best result's;
-- **names**: capitalised phrases (``_entities.NAME_PHRASE``) and long numbers
+- **names**: capitalised phrases (``reading.entities.NAME_PHRASE``) and long numbers
   (years, ids). A one-word name the results also use as a lower-case word
   ("Good", "List") is no name.
 
@@ -32,7 +32,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from saturate.nodes._entities import GENERIC_NAME_WORDS, NAME_PHRASE
+from saturate.nodes.reading.entities import GENERIC_NAME_WORDS, NAME_PHRASE
 from saturate.state.text import STOPWORDS, term_set, terms, words
 
 ON_TOPIC = 0.5  # a result is on topic with relevance >= this share of the best result's

@@ -29,7 +29,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from saturate.nodes._salience import result_text, task_terms_of
+from saturate.nodes.reading.salience import result_text, task_terms_of
 from saturate.state.text import term_set
 
 CACHE_SIZE = 64
@@ -66,7 +66,7 @@ class AcceptedIndex:
         )
 
     def relative_relevance(self, new: list[dict]) -> list[float]:
-        """``_salience.relative_relevance(task, accepted, new)`` from the index and the new results only."""
+        """``reading.salience.relative_relevance(task, accepted, new)`` from the index and the new results only."""
         tt = self.tt
         new_sets = [term_set(result_text(r)) for r in new]
         df = {t: self.df[t] + sum(1 for ts in new_sets if t in ts) for t in tt.terms}

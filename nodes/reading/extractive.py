@@ -15,7 +15,7 @@ not "longest". The rules, all general (nothing per question or data set):
    source's lead sentence. A name of the task inside a longer name the task
    does not contain does not count ("Western Australia" is not "Australia").
 2. **Bridge names** (multi-hop): a name of the sentence or of its source's title
-   (``_entities``) that the task does not contain, mentioned by another
+   (``reading.entities``) that the task does not contain, mentioned by another
    *on-topic* source (``relevance_weights`` >= ``on_topic_floor``), links the
    sentence to that source, whose task words then count as covered too (x
    ``PASSING_LINK`` for a name the sentence only mentions): "Victoria Falls is
@@ -66,8 +66,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from saturate.nodes._entities import extract_entities
-from saturate.nodes._question import (
+from saturate.nodes.reading.entities import extract_entities
+from saturate.nodes.reading.question import (
     DATE,
     DEFINING,
     EARLIER,
@@ -86,7 +86,7 @@ from saturate.nodes._question import (
     stems,
     title_subject,
 )
-from saturate.nodes._salience import common_words, is_name, on_topic_floor, relevance_weights
+from saturate.nodes.reading.salience import common_words, is_name, on_topic_floor, relevance_weights
 from saturate.state.text import STOPWORDS, clip, words
 
 ANSWER_MAX_CHARS = 400
@@ -150,7 +150,7 @@ class _Extractive:
     """The extractive answer of one task over its accepted results (see the module docstring)."""
 
     def __init__(self, task: str, results: list[dict], pages: dict[str, str], verdict: bool | None = None):
-        self.verdict = verdict  # a yes/no comparison's answer (``_slots.yes_no``), None otherwise
+        self.verdict = verdict  # a yes/no comparison's answer (``reading.slots.yes_no``), None otherwise
         self.task = task
         self.task_low = task.lower()
         self.q = question_of(task)
@@ -589,5 +589,5 @@ def extractive_answer(
     task: str, results: list[dict], pages: dict[str, str], verdict: bool | None = None
 ) -> tuple[str, list[int]]:
     """The extractive answer (module docstring) and the numbers it cites; ``verdict``: the answer to a yes/no
-    comparison, decided from the alternatives' own pages (``_slots.yes_no``), which leads the answer."""
+    comparison, decided from the alternatives' own pages (``reading.slots.yes_no``), which leads the answer."""
     return _Extractive(task, results, pages, verdict).answer()

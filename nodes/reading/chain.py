@@ -27,13 +27,13 @@ English grammar only, nothing per question or data set:
 - **order**: a head's subject is the nearest anchor or head to its right (a
   possessive head's: its owner), so hops are read innermost first; the words of
   a head's clause are its relation; the words outside every clause, with the
-  question word's answer type (``_question.question_of``), are the last slot's.
+  question word's answer type (``reading.question.question_of``), are the last slot's.
   When the outermost head is what the question word asks ("Who is the *sibling*
   of …"), it is the last slot.
 
 A question without a name (typed in lower case: "where did dr seuss go to
 school") gets one slot whose subject is left to the results: the title of an
-accepted result whose words the question contains (``_slots.link_subject``).
+accepted result whose words the question contains (``reading.slots.link_subject``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from saturate.nodes._question import question_names, question_of, stem
+from saturate.nodes.reading.question import question_names, question_of, stem
 from saturate.state.text import STOPWORDS, terms, words
 
 # nouns that stand for an entity of a kind (a head of one of these kinds opens a hop on "of" too)

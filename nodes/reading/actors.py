@@ -16,8 +16,8 @@ before other names.
 
 from __future__ import annotations
 
-from saturate.nodes._entities import KIND_RANK, extract_entities
-from saturate.nodes._salience import common_words, is_name, on_topic_floor, relevance_weights
+from saturate.nodes.reading.entities import KIND_RANK, extract_entities
+from saturate.nodes.reading.salience import common_words, is_name, on_topic_floor, relevance_weights
 
 ACTOR_KINDS = ("organisation", "person", "other")
 MIN_MENTIONS = 2  # on-topic results that must name an entity for it to be a key entity

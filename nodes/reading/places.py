@@ -1,6 +1,6 @@
 """What a place name is, from ISO 3166 and ISO 639 (pycountry): "Zimbabwe" → country, "Kansas" → state.
 
-The one gazetteer of the slot filler (``_slots.typed``): a candidate for "the country where …" that no
+The one gazetteer of the slot filler (``reading.slots.typed``): a candidate for "the country where …" that no
 retrieved page describes is still known to be a country. Country names (short, official and common), the
 subdivisions of every country with their type (state, province, county, region …) and language names;
 nothing else (cities are not in ISO 3166: their own pages type them).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from saturate.nodes._question import stem
+from saturate.nodes.reading.question import stem
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """What a question asks: its words as light stems, its sentences, its answer type, focus and alternatives.
 
-Used by the extractive answer (``_extract``); see its docstring for how each is used.
+Used by the extractive answer (``reading.extractive``); see its docstring for how each is used.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from saturate.nodes._entities import extract_entities
+from saturate.nodes.reading.entities import extract_entities
 from saturate.state.text import STOPWORDS, sentences, words
 
 _ACCENTS = re.compile(r"[\u0300-\u036f]")
@@ -150,7 +150,7 @@ class Question:
 
 
 def question_names(task: str) -> list[str]:
-    """Capitalised names of the task (``_entities``) and quoted titles, longest first."""
+    """Capitalised names of the task (``reading.entities``) and quoted titles, longest first."""
     found = [e.name for e in extract_entities(task) if e.kind != "quantity"]
     found += [q.strip() for q in re.findall(r"[\"“]([^\"”]{2,60})[\"”]", task)]
     return sorted(dict.fromkeys(found), key=len, reverse=True)
