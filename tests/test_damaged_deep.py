@@ -52,9 +52,9 @@ def test_a_damaged_file_is_named_kept_and_never_a_traceback(home, tmp_path, name
     if not target.exists() or target.stat().st_size < 8192:
         pytest.skip(f"{name} is too small here to damage past its header")
     damage(target)
-    before = target.read_bytes()
     outcomes = []
     for args in COMMANDS:
+        before = target.read_bytes()
         done = run(home, *(a.format(tmp=tmp_path) for a in args))
         assert "Traceback" not in done.stderr, (args, done.stderr)
         assert done.returncode in (0, 2), (args, done.returncode, done.stderr)
@@ -62,6 +62,8 @@ def test_a_damaged_file_is_named_kept_and_never_a_traceback(home, tmp_path, name
             last = done.stderr.strip().splitlines()[-1]
             # named, kept, and what to do (the generic damaged-file message, or the page store's own)
             assert str(target) in last and "as it is" in last and "move it away" in last, (args, last)
+            assert target.read_bytes() == before, args  # a command that refuses leaves the user's file as it is
+        # (one that worked around the damage may write: where the damage lands varies with the file's length,
+        # and `fork` succeeds when it misses the forked thread's pages)
         outcomes.append(done.returncode)
-    assert target.read_bytes() == before  # the user's file is left as it is
     assert 2 in outcomes  # the damage was met (prune --compact reads every file), and reported
