@@ -137,11 +137,11 @@ def test_existing_thread_is_not_overwritten(home, musique_corpus, capsys):
     assert "already exists" in capsys.readouterr().err
 
 
-def test_readme_settings_table_is_current():
+def test_configuration_settings_table_is_current():
     from saturate.graph.cli.settings import settings_markdown
 
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    block = page.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]
     assert block.strip() == settings_markdown().strip(), "regenerate with: saturate settings --markdown"
 
 
