@@ -22,21 +22,15 @@ from urllib.parse import quote, unquote
 import httpx
 import pytest
 
-from saturate.sources import fetch as fetch_module
+from saturate.sources import decoding
+from saturate.sources.address_guard import address_problem, check_url, parse_ip, redirect_target
 from saturate.sources.extract import defuse, fallback_text, main_text
-from saturate.sources.fetch import (
-    FetchError,
-    FetchRefused,
-    address_problem,
-    check_url,
-    fetch_page,
-    parse_ip,
-    redirect_target,
-)
+from saturate.sources.fetch import fetch_page
+from saturate.sources.fetch_errors import FetchError, FetchRefused
 
 try:
     import zstandard
-except ImportError:  # zstd is optional in sources/fetch.py too
+except ImportError:  # zstd is optional in sources/decoding.py too
     zstandard = None
 needs_zstd = pytest.mark.skipif(zstandard is None, reason="zstandard is not installed")
 
@@ -353,7 +347,7 @@ def test_parse_ip_normalises_every_literal_form(host, expected):
         ("::ffff:169.254.169.254", "link-local (IPv6 carrying 169.254.169.254)"),
         ("2002:7f00:1::", "loopback (IPv6 carrying 127.0.0.1)"),  # 6to4
         ("64:ff9b::a00:1", "private (IPv6 carrying 10.0.0.1)"),  # NAT64
-        # special-purpose ranges Python 3.11's ipaddress calls global (fetch.SPECIAL_PURPOSE)
+        # special-purpose ranges Python 3.11's ipaddress calls global (address_guard.SPECIAL_PURPOSE)
         ("192.0.0.8", "IETF protocol assignment"),  # IPv4 dummy address
         ("192.0.0.9", "IETF protocol assignment"),  # PCP anycast
         ("192.0.0.200", "IETF protocol assignment"),  # unassigned in the /24
@@ -787,7 +781,7 @@ def test_a_body_that_does_not_decode_is_an_error_or_cut_where_it_stops(site):
     with pytest.raises(FetchError, match=r"cannot decode the body \(Content-Encoding gzip\): gzip: "):
         fetch(site.url("/enc/corrupt-gzip"))
     page = fetch(site.url("/enc/bad-crc-gzip"))  # inflates, then the CRC at the end does not match
-    assert page.truncated and len(page.text) >= fetch_module.DECODE_CHUNK and (ARTICLE * 100).startswith(page.text)
+    assert page.truncated and len(page.text) >= decoding.DECODE_CHUNK and (ARTICLE * 100).startswith(page.text)
     assert any("where it stopped decoding (Content-Encoding gzip): gzip:" in n for n in page.notes)
 
 
@@ -812,7 +806,7 @@ def test_decompression_bombs_are_cut_at_the_cap_and_never_decoded_further(site, 
     cap = 300_000
     produced: list[list[int]] = []  # per layer: bytes yielded, largest single step
 
-    for coding, decode in list(fetch_module._DECODERS.items()):
+    for coding, decode in list(decoding._DECODERS.items()):
 
         def counting(chunks, _decode=decode):
             seen = [0, 0]
@@ -822,14 +816,14 @@ def test_decompression_bombs_are_cut_at_the_cap_and_never_decoded_further(site, 
                 seen[1] = max(seen[1], len(out))
                 yield out
 
-        monkeypatch.setitem(fetch_module._DECODERS, coding, counting)
+        monkeypatch.setitem(decoding._DECODERS, coding, counting)
     page = fetch(site.url(f"/enc/{name}"), max_bytes=cap, timeout_s=5)
     assert page.truncated and len(page.text) == page.n_bytes == cap and page.wire_bytes < 5_000
     assert any(n.startswith(f"decoded body cut at {cap} bytes (fetch_max_bytes") for n in page.notes)
     assert not any("time cap" in n for n in page.notes) and page.ms < 5_000  # returned within the time cap
     assert len(produced) == layers
     for total, largest in produced:
-        assert total <= cap + fetch_module.DECODE_CHUNK and largest <= fetch_module.DECODE_CHUNK
+        assert total <= cap + decoding.DECODE_CHUNK and largest <= decoding.DECODE_CHUNK
 
 
 @pytest.mark.parametrize("name", ["bomb-gzip-gzip", pytest.param("bomb-zstd", marks=needs_zstd)])
