@@ -137,7 +137,7 @@ class DuckDuckGoSource(WebSource):
         return f"DuckDuckGoSource({self.params})"
 
 
-def _is_no_results(err: Exception) -> bool:
+def _is_no_results(err: BaseException) -> bool:
     """Exactly ddgs' DDGSException("No results found.") (not a subclass, not another message)."""
     try:
         from ddgs.exceptions import DDGSException

@@ -199,8 +199,13 @@ class _ChunkReader:
 
 def _unzstd(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """zstd, every frame of it, with at most an 8 MB window (RFC 9659)."""
+    if zstandard is None:  # pragma: no cover - only registered in _DECODERS when zstandard is installed
+        raise _DecodeError("zstd: the zstandard package is not installed")
     dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
-    reader = dctx.stream_reader(_ChunkReader(chunks), read_size=DECODE_CHUNK, read_across_frames=True, closefd=False)
+    # zstandard reads its source through read(size) alone ("an object with a read(size) method", its docs); its
+    # stub asks for a whole IO[bytes]
+    source = _ChunkReader(chunks)
+    reader = dctx.stream_reader(source, read_size=DECODE_CHUNK, read_across_frames=True, closefd=False)  # pyright: ignore[reportArgumentType]
     while True:
         try:
             out = reader.read(DECODE_CHUNK)

@@ -17,6 +17,7 @@ import time
 import tracemalloc
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
 from urllib.parse import quote, unquote
 
 import httpx
@@ -33,6 +34,13 @@ try:
 except ImportError:  # zstd is optional in sources/decoding.py too
     zstandard = None
 needs_zstd = pytest.mark.skipif(zstandard is None, reason="zstandard is not installed")
+
+
+def zstd() -> ModuleType:
+    """The zstandard module, in the tests marked ``needs_zstd`` (and the bodies only they ask for)."""
+    assert zstandard is not None, "only the tests marked needs_zstd use zstd"
+    return zstandard
+
 
 LOCAL = ("127.0.0.1",)
 
@@ -84,7 +92,7 @@ def gzip_bomb() -> bytes:
 @functools.cache
 def zstd_bomb() -> bytes:
     """``Content-Encoding: zstd`` of 64 MB of zeros: about 2 KB."""
-    c = zstandard.ZstdCompressor(level=3).compressobj(size=BOMB_BYTES)
+    c = zstd().ZstdCompressor(level=3).compressobj(size=BOMB_BYTES)
     return b"".join(c.compress(MB_OF_ZEROS) for _ in range(BOMB_BYTES >> 20)) + c.flush()
 
 
@@ -94,8 +102,8 @@ def raw_deflate(data: bytes) -> bytes:
 
 
 def zstd_with_a_16_mb_window(data: bytes) -> bytes:
-    params = zstandard.ZstdCompressionParameters(window_log=24)
-    c = zstandard.ZstdCompressor(compression_params=params).compressobj()  # no size: the header names the window
+    params = zstd().ZstdCompressionParameters(window_log=24)
+    c = zstd().ZstdCompressor(compression_params=params).compressobj()  # no size: the header names the window
     return c.compress(data) + c.flush()
 
 
@@ -107,7 +115,7 @@ ENCODED = {  # /enc/<name>: (Content-Encoding, body), built when asked for
     "deflate-raw": lambda: ("deflate", raw_deflate(_A)),  # what some servers send instead
     "gzip-gzip": lambda: ("gzip, gzip", gzip.compress(gzip.compress(_A))),
     "gzip-identity": lambda: ("gzip, identity", gzip.compress(_A)),
-    "zstd": lambda: ("zstd", zstandard.ZstdCompressor().compress(_A)),
+    "zstd": lambda: ("zstd", zstd().ZstdCompressor().compress(_A)),
     "gzip-members": lambda: ("gzip", gzip.compress(b"first member. ") + gzip.compress(b"second member.") + b"\r\njunk"),
     "gzip-x3": lambda: ("gzip, gzip, gzip", gzip.compress(gzip.compress(gzip.compress(_A)))),
     "br": lambda: ("br", b"\x0b\x02\x80hello\x03"),
