@@ -13,7 +13,8 @@ from __future__ import annotations
 from saturate.sources.cache import CachedSource, SearchCache, cache_key
 from saturate.sources.ddg import DuckDuckGoSource
 from saturate.sources.factory import make_source, open_source, open_sources, resolve_specs
-from saturate.sources.fetch import FetchedText, FetchError, FetchRefused, Page, fetch_page
+from saturate.sources.fetch import FetchedText, Page, fetch_page
+from saturate.sources.fetch_errors import FetchError, FetchRefused
 from saturate.sources.local import INDEX_VERSION, CorpusError, LocalCorpus, match_expression
 from saturate.sources.pages import SqlitePageStore
 from saturate.sources.wiki import open_wiki

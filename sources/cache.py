@@ -44,7 +44,7 @@ class SearchCache:
 
     def get(self, key: str, max_age_s: float, now: float) -> list[SearchResult] | None:
         """The results stored under ``key`` if stored within the last ``max_age_s`` seconds."""
-        rows = self._file.run("SELECT stored_at, results FROM searches WHERE key = ?", (key,))
+        rows = self._file.rows("SELECT stored_at, results FROM searches WHERE key = ?", (key,))
         if not rows or not (0 <= now - rows[0][0] < max_age_s):
             return None
         try:
@@ -54,7 +54,7 @@ class SearchCache:
 
     def put(self, key: str, source: str, query: str, results: list[SearchResult], now: float) -> None:
         blob = json.dumps([r.model_dump() for r in results], ensure_ascii=False)
-        self._file.run(
+        self._file.change(
             "INSERT OR REPLACE INTO searches (key, source, query, stored_at, results) VALUES (?, ?, ?, ?, ?)",
             (key, source, query, now, blob),
         )
@@ -65,7 +65,7 @@ class SearchCache:
         return self._file.prune(now - older_than_s, dry_run)
 
     def __len__(self) -> int:
-        rows = self._file.run("SELECT count(*) FROM searches")
+        rows = self._file.rows("SELECT count(*) FROM searches")
         return rows[0][0] if rows else 0
 
     def drain_notes(self) -> list[str]:

@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from saturate.sources.web import WebSource
 from saturate.state.records import SearchResult
+from saturate.state.settings import Settings
 
 NO_RESULTS = "No results found."
 
@@ -137,10 +139,19 @@ class DuckDuckGoSource(WebSource):
         return f"DuckDuckGoSource({self.params})"
 
 
-def _is_no_results(err: Exception) -> bool:
+def _is_no_results(err: BaseException) -> bool:
     """Exactly ddgs' DDGSException("No results found.") (not a subclass, not another message)."""
     try:
         from ddgs.exceptions import DDGSException
     except ImportError:  # a stand-in factory without ddgs installed
         return type(err).__name__ == "DDGSException" and str(err) == NO_RESULTS
     return type(err) is DDGSException and str(err) == NO_RESULTS
+
+
+DDG_TIMEOUT_S = 10  # ddgs' own per-request timeout (retries are counted by search_retries)
+
+
+def build(corpus: str | None, settings: Settings, index_dir: Path) -> DuckDuckGoSource:
+    """The ``ddg`` source kind (its row in ``state/source_kinds.py``): the ``ddg_*``, ``search_retries*`` and
+    ``fetch_*`` settings; no corpus, no index."""
+    return DuckDuckGoSource.from_settings(settings, timeout=DDG_TIMEOUT_S)

@@ -88,7 +88,9 @@ def _trafilatura(body: str, url: str | None) -> str:
 
 def fallback_text(body: str) -> str:
     """Readability-style text: <main>/<article> (else <body>) without boilerplate elements."""
-    from lxml import etree, html  # imported when needed, like trafilatura (lxml comes with it)
+    # imported when needed, like trafilatura (lxml comes with it); lxml.etree is a compiled module and lxml ships
+    # no stubs for it (lxml-stubs is not installed), so pyright cannot see it
+    from lxml import etree, html  # pyright: ignore[reportAttributeAccessIssue]
 
     try:
         doc = html.fromstring(body)

@@ -1,34 +1,46 @@
 """The one factory of search sources, for both modes: a kind (and corpus) → a source behind the search cache.
 
-``open_source(kind, corpus, settings, home, cache)`` builds ``local`` (``LocalCorpus``
-over the corpus, else the embedded Wikipedia corpus), ``titles``
-(``TitleCorpus`` over the same index), ``wiki`` (the embedded corpus), ``ddg``
-(``DuckDuckGoSource`` with the ``ddg_*``, ``search_retries*`` and ``fetch_*``
-settings) or ``searxng`` (``SearxngSource``, the ``searxng_*`` ones), wrapped in
-``CachedSource``. ``make_source`` is the single loop's
-(``source``/``corpus``); ``resolve_specs`` + ``open_sources`` are the
+``open_source(kind, corpus, settings, home, cache)`` builds a source of any kind of ``state/source_kinds.py``
+(``KINDS``) with the builder its row names (``local``, ``titles`` and ``wiki``: ``sources/corpora.py``; ``ddg``:
+``sources/ddg.py``; ``searxng``: ``sources/searxng.py``), imported here when first asked for (``kind_builder``:
+the table sits in ``state/``, below this layer, so it names them as text), wrapped in ``CachedSource``. A kind
+that ranks by meaning (``by_meaning``) gets the embedding model's vectors when ``retrieval`` is ``hybrid``.
+``make_source`` is the single loop's (``source``/``corpus``); ``resolve_specs`` + ``open_sources`` are the
 multi-source session's (the ``sources`` setting, one cache file shared).
 Local indexes live in ``home/index``, the cache in ``home/cache.db``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from saturate.sources.cache import CachedSource, SearchCache
-from saturate.sources.ddg import DuckDuckGoSource
 from saturate.sources.fallback import FallbackSource
 from saturate.sources.local import CorpusError, LocalCorpus
-from saturate.sources.searxng import SearxngSource
-from saturate.sources.titles import TitleCorpus
-from saturate.sources.wiki import open_wiki
 from saturate.state.context import SearchSource
 from saturate.state.settings import Settings
+from saturate.state.source_kinds import SourceKind, source_kind
 from saturate.state.source_spec import SourceSpec, default_name, resolve
 
-DDG_TIMEOUT_S = 10  # ddgs' own per-request timeout (retries are counted by search_retries)
+# a kind's builder: (corpus, settings, the folder of the local indexes) -> the source
+Builder = Callable[[str | None, Settings, Path], SearchSource]
+BUILDER_PACKAGE = "saturate.sources."
+
+
+@cache
+def kind_builder(kind: SourceKind) -> Builder:
+    """The function that builds ``kind`` (its row's ``builder``, ``"saturate.sources.<module>:<function>"``)."""
+    module, _, function = kind.builder.partition(":")
+    if not module.startswith(BUILDER_PACKAGE) or not function:
+        raise ValueError(f"source kind {kind.name!r}: builder {kind.builder!r} is not saturate.sources.<module>:<fn>")
+    build: Builder | None = getattr(importlib.import_module(module), function, None)
+    if build is None:
+        raise ValueError(f"source kind {kind.name!r}: {kind.builder!r} names no function")
+    return build
 
 
 def open_source(
@@ -41,29 +53,19 @@ def open_source(
 ) -> CachedSource:
     """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``; with
     ``meaning`` (an embedding model) a local corpus (not a titles view) ranks by meaning as well as words."""
+    row = source_kind(kind)  # the settings validate the kind; this guards a future value
     index = Path(home).expanduser() / "index"
-    if kind == "ddg":
-        inner: SearchSource = DuckDuckGoSource.from_settings(settings, timeout=DDG_TIMEOUT_S)
-        params = inner.params
-    elif kind == "searxng":
-        inner = SearxngSource.from_settings(settings)
-        params = inner.params
-    else:
-        if kind == "wiki" or (kind == "local" and not corpus):
-            inner = open_wiki(index)
-        elif kind == "titles":
-            inner = TitleCorpus.open(corpus, index)
-        elif kind == "local":
-            inner = LocalCorpus.open(corpus, index)
-        else:  # the settings validate the kind; this guards a future value
-            raise ValueError(f"unknown source kind {kind!r}")
-        if meaning is not None and kind in ("local", "wiki") and settings.retrieval == "hybrid":
+    inner = kind_builder(row)(corpus, settings, index)
+    if isinstance(inner, LocalCorpus):
+        if meaning is not None and row.by_meaning and settings.retrieval == "hybrid":
             inner.attach_vectors(meaning.embedder, meaning.identity, settings.hybrid_weight, meaning.progress)
         # the index file name carries the corpus version, the retrieval its model and weight: either changed
         # misses the cache
-        params = {"index": inner.index_path.name if inner.index_path else None}
-        if getattr(inner, "_vectors", None) is not None:
-            params["retrieval"] = f"{meaning.identity}|{settings.hybrid_weight}"
+        params: dict = {"index": inner.index_path.name if inner.index_path else None}
+        if inner.vector_identity is not None:
+            params["retrieval"] = f"{inner.vector_identity}|{settings.hybrid_weight}"
+    else:  # a web source: its own settings (region, engines...) key the cache
+        params = getattr(inner, "params", None) or {}
     return CachedSource(inner, cache, settings.cache_ttl_s, params=params)
 
 

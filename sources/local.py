@@ -23,6 +23,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
@@ -67,7 +68,7 @@ class LocalCorpus:
         self.notes: list[str] = []  # what happened to the index (rebuilt after damage ...), for the session's notes
         self._rebuild = None  # set by open_keyed: rebuilds the index file from the corpus
         self._vectors: VectorIndex | None = None  # attach_vectors: retrieval by meaning as well as words
-        self._embedder = None
+        self._embedder: Any = None  # a LangChain Embeddings (embed_query, embed_documents) once vectors are attached
         self.hybrid_weight = 1.0
         self.name_detail = "lexical (BM25)"
         self.vector_identity: str | None = None  # the model of the stored vectors (re-ranking may share them)
@@ -173,7 +174,7 @@ class LocalCorpus:
         expr = self.match(query)
         if self._vectors is None:
             return [r for r, _ in self._lexical(expr, k)] if expr else []
-        return self._hybrid(query, expr, k)
+        return self._hybrid(query, expr, k, self._vectors)
 
     def _lexical(self, expr: str, k: int) -> list[tuple[SearchResult, int]]:
         """(result, rowid) of the BM25 ranking, best first."""
@@ -243,7 +244,7 @@ class LocalCorpus:
             rows = self._db.execute("SELECT title, text FROM docs ORDER BY rowid").fetchall()
         yield from rows
 
-    def _hybrid(self, query: str, expr: str, k: int) -> list[SearchResult]:
+    def _hybrid(self, query: str, expr: str, k: int, vectors: VectorIndex) -> list[SearchResult]:
         """BM25 and cosine fused: each side's best ``HYBRID_DEPTH`` candidates, each score min-max normalised over
         the candidates (a document one side did not find scores 0 there), ``weight`` x lexical + (1 - weight) x
         dense. Normalised scores, not ranks: a name that matches exactly (a peaked BM25 ranking) keeps its lead,
@@ -256,9 +257,9 @@ class LocalCorpus:
         except Exception as err:  # noqa: BLE001 - any model failure: words alone, noted (failure is data)
             self.notes.append(f"query not embedded ({type(err).__name__}: {err}): ranked by words alone")
             return [r for r, _ in self._lexical(expr, k)] if expr else []
-        dense = [i + 1 for i, _ in self._vectors.top(qvec, depth)]  # vector row i is the document of rowid i + 1
+        dense = [i + 1 for i, _ in vectors.top(qvec, depth)]  # vector row i is the document of rowid i + 1
         rows = list(dict.fromkeys([*lex_score, *dense]))
-        cos = dict(zip(rows, (self._vectors.vectors[[row - 1 for row in rows]] @ qvec).tolist()))
+        cos = dict(zip(rows, (vectors.vectors[[row - 1 for row in rows]] @ qvec).tolist()))
         lo_l, hi_l = (min(lex_score.values()), max(lex_score.values())) if lex_score else (0.0, 0.0)
         lo_d, hi_d = min(cos.values()), max(cos.values())
 

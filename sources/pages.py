@@ -44,13 +44,13 @@ class SqlitePageStore:
 
     def put(self, url: str, text: str) -> bool:
         """Store a page; False when the file is bypassed (the page is not kept)."""
-        done = self._file.run(
+        done = self._file.change(
             "INSERT OR REPLACE INTO pages (url, text, stored_at) VALUES (?, ?, ?)", (url, text, time.time())
         )
         return done is not None
 
     def get(self, url: str) -> str | None:
-        rows = self._file.run("SELECT text FROM pages WHERE url = ?", (url,))
+        rows = self._file.rows("SELECT text FROM pages WHERE url = ?", (url,))
         return rows[0][0] if rows else None
 
     def prune(self, older_than_s: float, now: float | None = None, dry_run: bool = False) -> int:
@@ -59,7 +59,7 @@ class SqlitePageStore:
         return self._file.prune(now - older_than_s, dry_run)
 
     def __len__(self) -> int:
-        rows = self._file.run("SELECT count(*) FROM pages")
+        rows = self._file.rows("SELECT count(*) FROM pages")
         return rows[0][0] if rows else 0
 
     def drain_notes(self) -> list[str]:

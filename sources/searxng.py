@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import time
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,6 +31,7 @@ from saturate.sources.retry import RateLimited
 from saturate.sources.web import WebSource
 from saturate.state.context import SearchError
 from saturate.state.records import SearchResult
+from saturate.state.settings import Settings
 from saturate.state.text import clip
 
 MAX_REPLY_BYTES = 5_000_000  # a search page's JSON is tens of KB; anything far larger is not one
@@ -212,3 +214,9 @@ def _unresponsive(reply: dict) -> str:
     rows = reply.get("unresponsive_engines") or []
     named = [f"{row[0]} ({row[1]})" for row in rows if isinstance(row, list | tuple) and len(row) >= 2]
     return clip(", ".join(named), 300)
+
+
+def build(corpus: str | None, settings: Settings, index_dir: Path) -> SearxngSource:
+    """The ``searxng`` source kind (its row in ``state/source_kinds.py``): the ``searxng_*``, ``search_retries*`` and
+    ``fetch_*`` settings; no corpus, no index."""
+    return SearxngSource.from_settings(settings)

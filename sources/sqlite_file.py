@@ -53,8 +53,14 @@ def is_busy(err: BaseException) -> bool:
     )
 
 
+def _execute(db: sqlite3.Connection, sql: str, args: tuple) -> list[tuple] | int:
+    cur = db.execute(sql, args)
+    return cur.fetchall() if cur.description is not None else cur.rowcount
+
+
 class StoreDb:
-    """One SQLite file behind a lock: statements through ``run``; damage never raises mid-session.
+    """One SQLite file behind a lock: queries through ``rows``, changes through ``change``; damage never raises
+    mid-session.
 
     ``what`` names the file in notes ("search cache", "page store"); ``table`` is
     the table read once at open so a garbage file fails there, not mid-session.
@@ -113,8 +119,22 @@ class StoreDb:
             self.notes.append(f"{self.what} {self.path} is unusable ({reason}; {again}): not used this session")
             return None
 
-    def run(self, sql: str, args: tuple = ()) -> list[tuple] | int | None:
-        """One statement: its rows (SELECT) or its rowcount; None when the file is bypassed.
+    def rows(self, sql: str, args: tuple = ()) -> list[tuple] | None:
+        """A query's rows; None when the file is bypassed."""
+        out = self._run(sql, args)
+        if isinstance(out, int):
+            raise TypeError(f"not a query (it returns no rows): {sql}")
+        return out
+
+    def change(self, sql: str, args: tuple = ()) -> int | None:
+        """A statement that changes rows: how many; None when the file is bypassed."""
+        out = self._run(sql, args)
+        if isinstance(out, list):
+            raise TypeError(f"a query, not a change: {sql}")
+        return out
+
+    def _run(self, sql: str, args: tuple = ()) -> list[tuple] | int | None:
+        """One statement: its rows (a query) or its rowcount; None when the file is bypassed.
 
         A damaged file is repaired once and the statement asked again; a lock or a full disk is raised.
         """
@@ -122,7 +142,7 @@ class StoreDb:
             if self.disabled or self._db is None:
                 return None
             try:
-                return self._execute(sql, args)
+                return _execute(self._db, sql, args)
             except sqlite3.DatabaseError as err:
                 if is_busy(err):
                     raise
@@ -135,18 +155,14 @@ class StoreDb:
                     )
                     return None
                 self._db = self._repair(err)
-                return None if self._db is None else self._execute(sql, args)
-
-    def _execute(self, sql: str, args: tuple) -> list[tuple] | int:
-        cur = self._db.execute(sql, args)
-        return cur.fetchall() if cur.description is not None else cur.rowcount
+                return None if self._db is None else _execute(self._db, sql, args)
 
     def prune(self, before: float, dry_run: bool = False) -> int:
         """Rows of ``table`` stored before ``before`` (epoch seconds): deleted, or only counted (``dry_run``)."""
         if dry_run:
-            rows = self.run(f"SELECT count(*) FROM {self.table} WHERE stored_at < ?", (before,))
+            rows = self.rows(f"SELECT count(*) FROM {self.table} WHERE stored_at < ?", (before,))
             return rows[0][0] if rows else 0
-        return self.run(f"DELETE FROM {self.table} WHERE stored_at < ?", (before,)) or 0
+        return self.change(f"DELETE FROM {self.table} WHERE stored_at < ?", (before,)) or 0
 
     def drain_notes(self) -> list[str]:
         with self._lock:

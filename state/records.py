@@ -23,9 +23,9 @@ class SearchResult(BaseModel):
     id: str = Field(description="The source's own id (corpus doc id, or the URL for web results).")
     url: str
     title: str = ""
-    snippet: str = Field("", description="Short body shown in the results; full pages never go into the state.")
+    snippet: str = Field(default="", description="Short body shown in the results; full pages never go into the state.")
     source: str = ""
-    score: float | None = Field(None, description="The source's retrieval score (BM25 for the local corpus).")
+    score: float | None = Field(default=None, description="The source's retrieval score (BM25 for the local corpus).")
 
 
 class RoundRecord(BaseModel):

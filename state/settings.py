@@ -19,7 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from saturate.state.errors import BadInput
 from saturate.state.files import bounded_text
-from saturate.state.source_spec import DEFAULT_CEILINGS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS, SourceSpec, parse_sources
+from saturate.state.source_kinds import (
+    CHAIN_EXAMPLE,
+    DEFAULT_CEILINGS,
+    DEFAULT_DESCRIPTIONS,
+    SOURCE_CHOICES,
+    SOURCE_KINDS,
+    source_help,
+)
+from saturate.state.source_spec import SourceSpec, parse_sources
 
 ENV_PREFIX = "SATURATE_"
 
@@ -47,9 +55,6 @@ DESIGN_NAMES: dict[str, str] = {
 # novelty_threshold when unset, per novelty method: each method scores on its own scale (`saturate bench tune`)
 # (`model` is not tuned offline — there is no model here —: 5 is the middle of its 0-10 rating)
 NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 0.25, "model": 5.0, "embedding": 0.25}
-
-
-SOURCE_CHOICES = ("local", "ddg", "searxng")
 
 
 class Settings(BaseModel):
@@ -107,9 +112,7 @@ class Settings(BaseModel):
     source: str = Field(
         "local",
         max_length=100,
-        description="`local`: SQLite FTS5 corpus (offline); `ddg`: DuckDuckGo web search; `searxng`: a SearXNG "
-        "instance's JSON API (`searxng_url`). A comma-separated list is a fallback chain (e.g. `ddg,searxng,local`): "
-        "each query goes to the first source able to answer; one that fails is skipped for `source_cooldown_s`.",
+        description=source_help(),
     )
     source_cooldown_s: float = Field(
         300,
@@ -393,7 +396,7 @@ class Settings(BaseModel):
             if kind not in SOURCE_CHOICES:
                 raise ValueError(
                     f"unknown source {kind!r}: choose from {', '.join(SOURCE_CHOICES)} (a fallback chain is "
-                    "comma-separated, e.g. ddg,searxng,local)"
+                    f"comma-separated, e.g. {CHAIN_EXAMPLE})"
                 )
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"a source is named twice in {value!r}")

@@ -15,7 +15,8 @@ JSON (a list; strings and objects may mix)::
 
     [{"name": "deep", "kind": "local", "corpus": "a.jsonl", "ceiling": 4, "description": "..."}, "ddg"]
 
-Kinds: ``local`` (SQLite FTS5 BM25 over title and text), ``titles`` (the same
+The kinds, and whether each takes, needs or refuses a corpus, are the rows of ``state/source_kinds.py``
+(``KINDS``): ``local`` (SQLite FTS5 BM25 over title and text), ``titles`` (the same
 index matched on titles only: names, not facts — the shallow kind), ``wiki``
 (the embedded Wikipedia vital-articles summaries), ``ddg`` and ``searxng`` (the web). A
 source without a ceiling gets its kind's (``source_ceilings``), without a
@@ -34,34 +35,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
-SourceKind = Literal["local", "titles", "wiki", "ddg", "searxng"]
+from saturate.state.source_kinds import BY_NAME, DEFAULT_CEILINGS, DEFAULT_DEPTHS, DEFAULT_DESCRIPTIONS, SOURCE_KINDS
+
 SourceDepth = Literal["shallow", "rich"]
-SOURCE_KINDS: tuple[str, ...] = ("local", "titles", "wiki", "ddg", "searxng")
-
-DEFAULT_CEILINGS: dict[str, int] = {"local": 6, "titles": 3, "wiki": 6, "ddg": 6, "searxng": 6}
-DEFAULT_DESCRIPTIONS: dict[str, str] = {
-    "local": "Local corpus, full-text BM25 over titles and text: deep and precise for facts stated in the "
-    "documents; repeats itself quickly once the topic's documents are found.",
-    "titles": "Shallow: matches words of document titles only; precise for names (people, places, works, "
-    "organisations), blind to facts inside documents. Best queries are one or two names.",
-    "wiki": "Embedded Wikipedia vital-article summaries (about 10,000 short introductions): broad, general, "
-    "shallow on specifics.",
-    "ddg": "DuckDuckGo web search: broad and current, mixed reliability, many near-duplicate pages.",
-    "searxng": "SearXNG metasearch (several web engines at once): broad and current, mixed reliability.",
-}
-# the design's source_depth_expectation: full text and the web are rich; titles-only and the embedded
-# summaries (broad, short introductions) are shallow
-DEFAULT_DEPTHS: dict[str, str] = {
-    "local": "rich",
-    "titles": "shallow",
-    "wiki": "shallow",
-    "ddg": "rich",
-    "searxng": "rich",
-}
 DEPTH_EXPECTATIONS: dict[str, str] = {
     "shallow": "shallow: one or two queries usually exhaust it",
     "rich": "rich: five to eight queries are usual before it repeats itself",
@@ -69,16 +50,30 @@ DEPTH_EXPECTATIONS: dict[str, str] = {
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<corpus>.+?))?(?:@(?P<ceiling>\d+))?$")
 
 
+def _known_kind(value: Any) -> Any:
+    """A kind of the table; pydantic's own message for a choice otherwise (the kinds were a Literal)."""
+    if not isinstance(value, str) or value not in BY_NAME:
+        *first, last = (repr(k) for k in SOURCE_KINDS)
+        expected = f"{', '.join(first)} or {last}" if first else last
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return value
+
+
+# a str checked against the table (a Literal cannot be built from it for the type checker); the JSON schema
+# still lists the kinds
+KindName = Annotated[str, BeforeValidator(_known_kind), Field(json_schema_extra={"enum": list(SOURCE_KINDS)})]
+
+
 class SourceSpec(BaseModel):
     """One configured source. ``ceiling``/``description`` None: the kind's defaults apply."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field("", max_length=80)
-    kind: SourceKind
+    name: str = Field(default="", max_length=80)
+    kind: KindName
     corpus: str | None = None
-    ceiling: int | None = Field(None, ge=1, le=50)
-    description: str | None = Field(None, max_length=2000)
+    ceiling: int | None = Field(default=None, ge=1, le=50)
+    description: str | None = Field(default=None, max_length=2000)
     depth: SourceDepth | None = None
 
 
@@ -122,10 +117,11 @@ def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
     used: set[str] = set()
     for item in value:
         raw = parse_spec(item)
-        if raw.get("kind") in ("ddg", "searxng") and raw.get("corpus"):
-            raise ValueError(f"a {raw['kind']} source takes no corpus")
-        if raw.get("kind") == "titles" and not raw.get("corpus"):
-            raise ValueError("a titles source needs a corpus: titles:FILE")
+        kind = BY_NAME.get(str(raw.get("kind")))
+        if kind is not None and kind.corpus == "none" and raw.get("corpus"):
+            raise ValueError(f"a {kind.name} source takes no corpus")
+        if kind is not None and kind.corpus == "required" and not raw.get("corpus"):
+            raise ValueError(f"a {kind.name} source needs a corpus: {kind.name}:FILE")
         try:
             spec = SourceSpec.model_validate(raw)
         except ValidationError as err:

@@ -17,28 +17,30 @@ import time
 import tracemalloc
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
 from urllib.parse import quote, unquote
 
 import httpx
 import pytest
 
-from saturate.sources import fetch as fetch_module
+from saturate.sources import decoding
+from saturate.sources.address_guard import address_problem, check_url, parse_ip, redirect_target
 from saturate.sources.extract import defuse, fallback_text, main_text
-from saturate.sources.fetch import (
-    FetchError,
-    FetchRefused,
-    address_problem,
-    check_url,
-    fetch_page,
-    parse_ip,
-    redirect_target,
-)
+from saturate.sources.fetch import fetch_page
+from saturate.sources.fetch_errors import FetchError, FetchRefused
 
 try:
     import zstandard
-except ImportError:  # zstd is optional in sources/fetch.py too
+except ImportError:  # zstd is optional in sources/decoding.py too
     zstandard = None
 needs_zstd = pytest.mark.skipif(zstandard is None, reason="zstandard is not installed")
+
+
+def zstd() -> ModuleType:
+    """The zstandard module, in the tests marked ``needs_zstd`` (and the bodies only they ask for)."""
+    assert zstandard is not None, "only the tests marked needs_zstd use zstd"
+    return zstandard
+
 
 LOCAL = ("127.0.0.1",)
 
@@ -90,7 +92,7 @@ def gzip_bomb() -> bytes:
 @functools.cache
 def zstd_bomb() -> bytes:
     """``Content-Encoding: zstd`` of 64 MB of zeros: about 2 KB."""
-    c = zstandard.ZstdCompressor(level=3).compressobj(size=BOMB_BYTES)
+    c = zstd().ZstdCompressor(level=3).compressobj(size=BOMB_BYTES)
     return b"".join(c.compress(MB_OF_ZEROS) for _ in range(BOMB_BYTES >> 20)) + c.flush()
 
 
@@ -100,8 +102,8 @@ def raw_deflate(data: bytes) -> bytes:
 
 
 def zstd_with_a_16_mb_window(data: bytes) -> bytes:
-    params = zstandard.ZstdCompressionParameters(window_log=24)
-    c = zstandard.ZstdCompressor(compression_params=params).compressobj()  # no size: the header names the window
+    params = zstd().ZstdCompressionParameters(window_log=24)
+    c = zstd().ZstdCompressor(compression_params=params).compressobj()  # no size: the header names the window
     return c.compress(data) + c.flush()
 
 
@@ -113,7 +115,7 @@ ENCODED = {  # /enc/<name>: (Content-Encoding, body), built when asked for
     "deflate-raw": lambda: ("deflate", raw_deflate(_A)),  # what some servers send instead
     "gzip-gzip": lambda: ("gzip, gzip", gzip.compress(gzip.compress(_A))),
     "gzip-identity": lambda: ("gzip, identity", gzip.compress(_A)),
-    "zstd": lambda: ("zstd", zstandard.ZstdCompressor().compress(_A)),
+    "zstd": lambda: ("zstd", zstd().ZstdCompressor().compress(_A)),
     "gzip-members": lambda: ("gzip", gzip.compress(b"first member. ") + gzip.compress(b"second member.") + b"\r\njunk"),
     "gzip-x3": lambda: ("gzip, gzip, gzip", gzip.compress(gzip.compress(gzip.compress(_A)))),
     "br": lambda: ("br", b"\x0b\x02\x80hello\x03"),
@@ -353,7 +355,7 @@ def test_parse_ip_normalises_every_literal_form(host, expected):
         ("::ffff:169.254.169.254", "link-local (IPv6 carrying 169.254.169.254)"),
         ("2002:7f00:1::", "loopback (IPv6 carrying 127.0.0.1)"),  # 6to4
         ("64:ff9b::a00:1", "private (IPv6 carrying 10.0.0.1)"),  # NAT64
-        # special-purpose ranges Python 3.11's ipaddress calls global (fetch.SPECIAL_PURPOSE)
+        # special-purpose ranges Python 3.11's ipaddress calls global (address_guard.SPECIAL_PURPOSE)
         ("192.0.0.8", "IETF protocol assignment"),  # IPv4 dummy address
         ("192.0.0.9", "IETF protocol assignment"),  # PCP anycast
         ("192.0.0.200", "IETF protocol assignment"),  # unassigned in the /24
@@ -787,7 +789,7 @@ def test_a_body_that_does_not_decode_is_an_error_or_cut_where_it_stops(site):
     with pytest.raises(FetchError, match=r"cannot decode the body \(Content-Encoding gzip\): gzip: "):
         fetch(site.url("/enc/corrupt-gzip"))
     page = fetch(site.url("/enc/bad-crc-gzip"))  # inflates, then the CRC at the end does not match
-    assert page.truncated and len(page.text) >= fetch_module.DECODE_CHUNK and (ARTICLE * 100).startswith(page.text)
+    assert page.truncated and len(page.text) >= decoding.DECODE_CHUNK and (ARTICLE * 100).startswith(page.text)
     assert any("where it stopped decoding (Content-Encoding gzip): gzip:" in n for n in page.notes)
 
 
@@ -812,7 +814,7 @@ def test_decompression_bombs_are_cut_at_the_cap_and_never_decoded_further(site, 
     cap = 300_000
     produced: list[list[int]] = []  # per layer: bytes yielded, largest single step
 
-    for coding, decode in list(fetch_module._DECODERS.items()):
+    for coding, decode in list(decoding._DECODERS.items()):
 
         def counting(chunks, _decode=decode):
             seen = [0, 0]
@@ -822,14 +824,14 @@ def test_decompression_bombs_are_cut_at_the_cap_and_never_decoded_further(site, 
                 seen[1] = max(seen[1], len(out))
                 yield out
 
-        monkeypatch.setitem(fetch_module._DECODERS, coding, counting)
+        monkeypatch.setitem(decoding._DECODERS, coding, counting)
     page = fetch(site.url(f"/enc/{name}"), max_bytes=cap, timeout_s=5)
     assert page.truncated and len(page.text) == page.n_bytes == cap and page.wire_bytes < 5_000
     assert any(n.startswith(f"decoded body cut at {cap} bytes (fetch_max_bytes") for n in page.notes)
     assert not any("time cap" in n for n in page.notes) and page.ms < 5_000  # returned within the time cap
     assert len(produced) == layers
     for total, largest in produced:
-        assert total <= cap + fetch_module.DECODE_CHUNK and largest <= fetch_module.DECODE_CHUNK
+        assert total <= cap + decoding.DECODE_CHUNK and largest <= decoding.DECODE_CHUNK
 
 
 @pytest.mark.parametrize("name", ["bomb-gzip-gzip", pytest.param("bomb-zstd", marks=needs_zstd)])

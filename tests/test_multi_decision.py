@@ -9,7 +9,7 @@ import pytest
 from saturate.graph.api import research_multi, session_state
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.nodes.multi._loop_decision import LoopDecision, enforce_ceiling, parse_decision
-from saturate.state.source_spec import DEFAULT_DESCRIPTIONS
+from saturate.state.source_kinds import DEFAULT_DESCRIPTIONS
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'

@@ -18,12 +18,13 @@ from saturate.sources.titles import TitleCorpus
 from saturate.state.context import Context
 from saturate.state.multi_state import initial_multi_state
 from saturate.state.settings import SettingsError, load_settings
-from saturate.state.source_spec import DEFAULT_DEPTHS, SourceSpec, resolve
+from saturate.state.source_kinds import DEFAULT_DEPTHS
+from saturate.state.source_spec import SourceSpec, resolve
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 
 
-def step(total=5, new=5, dups=0, on_topic=1):
+def step(total=5, new=5, dups=0, on_topic: int | None = 1):
     return Step("q", total=total, new=new, duplicates=dups, on_topic=on_topic)
 
 
@@ -77,7 +78,8 @@ def test_on_topic_counts_results_naming_the_tasks_subject():
 
 
 def test_source_depths_by_kind_and_per_source():
-    assert DEFAULT_DEPTHS == {"local": "rich", "titles": "shallow", "wiki": "shallow", "ddg": "rich", "searxng": "rich"}
+    expected = {"local": "rich", "titles": "shallow", "wiki": "shallow", "ddg": "rich", "searxng": "rich"}
+    assert {kind: DEFAULT_DEPTHS[kind] for kind in expected} == expected  # a kind added later has its own row
     s = load_settings({"sources": "local:a.jsonl,titles:a.jsonl,wiki,ddg,searxng"}, env={})
     assert [x["depth"] for x in resolve_specs(s)] == ["rich", "shallow", "shallow", "rich", "rich"]
     js = load_settings({"sources": '[{"name": "w", "kind": "wiki", "depth": "rich"}, "titles:a.jsonl"]'}, env={})

@@ -20,7 +20,7 @@ import pytest
 
 from saturate.sources.factory import make_source
 from saturate.sources.fallback import FallbackSource
-from saturate.sources.fetch import FetchRefused
+from saturate.sources.fetch_errors import FetchRefused
 from saturate.sources.retry import MAX_RETRY_AFTER_S
 from saturate.sources.searxng import SearxngSource
 from saturate.state.context import SearchError

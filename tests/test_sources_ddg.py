@@ -116,7 +116,7 @@ def test_other_errors_become_search_errors(error: Exception):
 
 def test_fetch_goes_through_the_safe_fetcher():
     """Pages are read by sources.fetch (tests/test_fetch.py, tests/test_web_enrich.py); here: no network needed."""
-    from saturate.sources.fetch import FetchRefused
+    from saturate.sources.fetch_errors import FetchRefused
 
     src = DuckDuckGoSource(ddgs_factory=StandIn(ROWS))
     for url in ("file:///etc/passwd", "http://169.254.169.254/latest/meta-data/", "http://[::1]/"):

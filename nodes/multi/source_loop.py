@@ -39,7 +39,8 @@ from saturate.nodes.multi._run import SourceRun
 from saturate.nodes.reading.salience import gap_query, salient_phrases
 from saturate.state.context import Context
 from saturate.state.settings import Settings
-from saturate.state.source_spec import DEFAULT_DEPTHS, DEPTH_EXPECTATIONS
+from saturate.state.source_kinds import DEFAULT_DEPTHS
+from saturate.state.source_spec import DEPTH_EXPECTATIONS
 from saturate.state.text import term_set
 
 
