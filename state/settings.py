@@ -2,8 +2,8 @@
 
 Values come from (highest first) Python keyword arguments / CLI flags, then
 ``SATURATE_<NAME>`` environment variables, then the defaults below. The field
-descriptions are the documentation: the CLI help and the README table are
-generated from them (``saturate settings --markdown``).
+descriptions are the documentation: the CLI help and the settings table of
+docs/configuration.md are generated from them (``saturate settings --markdown``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class SettingsError(BadInput):
 
 
 # The design documents' names (../shared/seeds/) of the knobs they give, shown beside ours in `saturate settings
-# --markdown` and the README, so a reader of the documents finds each one.
+# --markdown` and docs/configuration.md, so a reader of the documents finds each one.
 DESIGN_NAMES: dict[str, str] = {
     "max_rounds": "MAX_SEARCH_ROUNDS",
     "min_rounds": "SEARCHES_PER_TASK + 1",

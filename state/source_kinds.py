@@ -3,8 +3,8 @@
 What a kind is named, whether it takes a corpus, its default ceiling, description and depth, whether it may be
 the single loop's ``source``, and which function builds it: the ``sources`` and ``source`` settings validate
 against this table (``state/source_spec.py``, ``state/settings.py``: their messages, the CLI's help and the
-README's settings table follow), and the factory (``sources/factory.py``) builds a kind by the builder its row
-names. It sits in ``state/`` (the lowest layer: the settings need it) and so names its builder as text
+settings table in docs/configuration.md follow), and the factory (``sources/factory.py``) builds a kind by the
+builder its row names. It sits in ``state/`` (the lowest layer: the settings need it) and so names its builder as text
 (``"saturate.sources.<module>:<function>"``, a function ``(corpus, settings, index_dir) -> SearchSource``), which
 the factory imports; ``state/`` never imports ``sources/``.
 
@@ -15,10 +15,10 @@ A new kind takes three files:
 3. ``tests/test_<kind>.py``: its own tests. ``tests/test_source_kinds.py`` checks, with no edit, that every row
    builds, parses as a spec and a setting, and is documented.
 
-Then ``saturate settings --markdown`` regenerates the README's settings table (a generated block: the ``source``
-help and the ``source_ceilings`` and ``source_descriptions`` defaults name every kind). Optional: the order of
-kinds the multi-source breadcrumbs prefer (``AFFINITY`` in ``nodes/multi/breadcrumbs.py``; a kind it does not
-name comes after those it does).
+Then ``saturate settings --markdown`` regenerates the settings table in docs/configuration.md (a generated block:
+the ``source`` help and the ``source_ceilings`` and ``source_descriptions`` defaults name every kind). Optional:
+the order of kinds the multi-source breadcrumbs prefer (``AFFINITY`` in ``nodes/multi/breadcrumbs.py``; a kind
+it does not name comes after those it does).
 """
 
 from __future__ import annotations

@@ -138,9 +138,10 @@ def test_a_builder_outside_the_sources_package_is_refused():
 
 @pytest.mark.parametrize("kind", KINDS, ids=IDS)
 def test_every_kind_is_documented(kind: SourceKind):
-    """The README names it, with its description (the settings table's ``source_descriptions`` default); a
-    single-loop kind is in the ``source`` setting's help (the CLI's --source and the README's table)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The documentation names it, with its description (the settings table's ``source_descriptions`` default,
+    docs/configuration.md); a single-loop kind is in the ``source`` setting's help (the CLI's --source and that
+    table)."""
+    readme = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert f"`{kind.name}`" in readme or f'"{kind.name}"' in readme
     assert json.dumps(kind.description)[1:-1] in readme, "regenerate the table with: saturate settings --markdown"
     if kind.single:

@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_arguments(m)
 
     st = sub.add_parser("settings", help="every setting with its default and environment variable")
-    st.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
+    st.add_argument("--markdown", action="store_true", help="as a Markdown table (the one in docs/configuration.md)")
     for name in ("research", "verify", "resume", "fork", "show", "checkpoints", "runs", "prune", "batch"):
         if name in sub.choices:
             _add_database_flag(sub.choices[name], argparse.SUPPRESS)

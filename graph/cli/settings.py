@@ -2,7 +2,7 @@
 
 A ``--<setting>`` flag per field (its help is the field's description, default and
 environment variable), the flags given turned back into ``Settings``, and the
-``saturate settings`` command with its Markdown table (the README's).
+``saturate settings`` command with its Markdown table (the one in docs/configuration.md).
 """
 
 from __future__ import annotations
