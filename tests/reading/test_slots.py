@@ -100,11 +100,15 @@ def test_slot_queries_ask_for_the_first_open_slot_then_confirm_and_never_repeat(
     falls = [d for d in BRIDGE if "Bubye" not in d["title"]]  # no page says where the Bubye River is
     filled = fill_chains(BUBYE, chains, Reading(falls))
     assert not filled[0]["slots"][0]["value"]
-    query, planner = slot_query(filled, [BUBYE])
+    asked = slot_query(filled, [BUBYE])
+    assert asked is not None
+    query, planner = asked
     assert planner == "slot 1.1" and query == "Bubye River country"  # its subject and relation words
     assert slot_query(filled, [BUBYE, query]) is None  # asked before: the caller's fallback plans the round
     both = fill_chains(BUBYE, chains, Reading(BRIDGE))
-    query, planner = slot_query(both, [BUBYE])
+    confirm = slot_query(both, [BUBYE])
+    assert confirm is not None
+    query, planner = confirm
     assert planner.endswith("(confirm)") and "Zimbabwe" in query
 
 

@@ -14,13 +14,20 @@ from saturate.nodes.reading.verdict import (
     decide_from_history,
     extractive_proof,
 )
-from saturate.state.records import EvidenceHit
+from saturate.state.records import EvidenceHit, Stance, Tier
 from saturate.state.settings import Settings, SettingsError, load_settings
 
 STRICT = PROFILES["strict"]  # the design's rule: 1.6 from two independent sources, partial support at half weight
 
 
-def hit(url, stance, tier="primary", weight=1.0, date=None, text="The bridge opened in 1932."):
+def hit(
+    url: str,
+    stance: Stance,
+    tier: Tier = "primary",
+    weight: float = 1.0,
+    date: str | None = None,
+    text: str = "The bridge opened in 1932.",
+) -> EvidenceHit:
     return EvidenceHit(
         url=url,
         domain=registrable_domain(url),
@@ -84,7 +91,13 @@ def test_proof_citations_are_checked():
 
 
 # the profiles' tests weigh an ordinary source (an 'other' tier at 0.4) by default
-def profile_hit(url, stance, tier="other", weight=0.4, text="The bridge opened in 1932 to traffic."):
+def profile_hit(
+    url: str,
+    stance: Stance,
+    tier: Tier = "other",
+    weight: float = 0.4,
+    text: str = "The bridge opened in 1932 to traffic.",
+) -> EvidenceHit:
     return EvidenceHit(
         url=url, domain=registrable_domain(url), stance=stance, tier=tier, weight=weight, excerpt=text, text=text
     )
@@ -108,6 +121,7 @@ def test_the_profile_setting_and_explicit_overrides(monkeypatch):
 
 def test_the_settings_describe_the_profiles_as_they_are():
     text = Settings.model_fields["verify_profile"].description
+    assert text is not None
     for name, p in PROFILES.items():
         assert f"`{name}` {p.threshold:g} / {p.min_sources} / {p.margin:g} / {p.partial_weight:.1f}" in text
 
