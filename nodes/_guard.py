@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from saturate.state.errors import BadInput
 
 
@@ -13,7 +16,7 @@ class GraphInputError(BadInput):
     """The graph was invoked without the input or the runtime context it needs."""
 
 
-def require_input(state: dict, runtime, *, source: bool = True) -> None:
+def require_input(state: Mapping[str, Any], runtime, *, source: bool = True) -> None:
     missing = [k for k in ("task", "settings") if k not in (state or {})]
     if missing:
         raise GraphInputError(

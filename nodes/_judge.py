@@ -6,14 +6,14 @@ The algorithms that read and check text are in ``saturate.nodes.reading``; this 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text, parse_json_object
 from saturate.nodes.reading.stance import STANCES, heuristic_stance
 from saturate.nodes.reading.verdict import Verdict, check_proof, extractive_proof
-from saturate.state.records import EvidenceHit
+from saturate.state.records import EvidenceHit, Stance
 from saturate.state.text import clip, scrub_urls
 
 
@@ -36,7 +36,7 @@ STANCE = Prompt(
 )
 
 
-def model_stance(model, claim: str, passage: str, usage: ModelUsage) -> tuple[str, str, str] | None:
+def model_stance(model, claim: str, passage: str, usage: ModelUsage) -> tuple[Stance, str, str] | None:
     """(stance, quote, reason) from the model; None when the reply is unusable. Raises on call failure."""
     reply = usage.call(model, STANCE, claim=claim, passage=passage[:3000])
     value = parse_json_object(reply.text) or {}
@@ -46,7 +46,7 @@ def model_stance(model, claim: str, passage: str, usage: ModelUsage) -> tuple[st
     quote = str(value.get("quote", "")).strip()
     if quote and quote not in passage:  # a quote must be verbatim; otherwise rest on the best sentence
         quote = heuristic_stance(claim, passage)[1]
-    return stance, quote, "model"
+    return cast(Stance, stance), quote, "model"  # one of STANCES (checked above)
 
 
 PROOF = Prompt(

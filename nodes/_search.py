@@ -121,8 +121,8 @@ def embedding_reranker(embeddings, anchor: str, weight: float, source=None) -> C
             anchor_vec.extend(embeddings.embed_query(anchor))
         vecs = passage_vectors(embeddings, source, candidates)
         n = len(candidates)
-        raw = [r.get("score") for r in candidates]
-        if all(s is not None for s in raw) and n > 1 and max(raw) > min(raw):
+        raw = [s for s in (r.get("score") for r in candidates) if s is not None]
+        if len(raw) == n and n > 1 and max(raw) > min(raw):  # every candidate has a score
             lo, hi = min(raw), max(raw)
             source_score = [(s - lo) / (hi - lo) for s in raw]
         else:

@@ -68,20 +68,23 @@ def evidence_hits(
         stance, excerpt, reason = judged or heuristic_stance(claim, text)
         domain = registrable_domain(r["url"])
         tier, why = tier_of(domain, claim, table)
+        # validated, not constructed: a recorded (gold) stance is the replay's unchecked string
         hits.append(
-            EvidenceHit(
-                url=r["url"],
-                title=r.get("title", ""),
-                pub_date=r.get("pub_date"),
-                excerpt=clip(excerpt, 400) if len(excerpt) > 400 else excerpt,
-                text=text[:4000],
-                stance=stance,
-                stance_by=by,
-                stance_reason=reason,
-                domain=domain,
-                tier=tier,
-                weight=settings.tier_weights[tier],
-                attempt=attempt,
+            EvidenceHit.model_validate(
+                {
+                    "url": r["url"],
+                    "title": r.get("title", ""),
+                    "pub_date": r.get("pub_date"),
+                    "excerpt": clip(excerpt, 400) if len(excerpt) > 400 else excerpt,
+                    "text": text[:4000],
+                    "stance": stance,
+                    "stance_by": by,
+                    "stance_reason": reason,
+                    "domain": domain,
+                    "tier": tier,
+                    "weight": settings.tier_weights[tier],
+                    "attempt": attempt,
+                }
             )
         )
     return hits

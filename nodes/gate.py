@@ -23,13 +23,14 @@ edge after it (``graph.build.route_after_gate``) then only reads it.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 from langgraph.runtime import Runtime
 
 from saturate.nodes.reading.slots import complete, describe
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
-from saturate.state.records import ACCEPTED, RoundRecord
+from saturate.state.records import ACCEPTED, GateDecision, RoundRecord
 from saturate.state.rng import draw
 from saturate.state.settings import Settings
 from saturate.state.settings_of import settings_of
@@ -50,7 +51,7 @@ def number(x: float, near: float | None = None) -> str:
 
 def decide_gate(
     rnd: int, score: float, settings: Settings, rng: dict, filled: str | None = None, chains: int = 1
-) -> tuple[str, str, float | None, dict]:
+) -> tuple[GateDecision, str, float | None, dict]:
     """(decision, reason, epsilon draw or None, next rng state). Pure.
 
     ``filled``: when every slot of the question's chains holds a value that is stable and supported by its own
@@ -62,7 +63,7 @@ def decide_gate(
     The reason says why in words first, then the numbers it was decided on; the session's ``stop_reason`` is the
     last round's reason (``stopped after 3 round(s): the new results were mostly what was already known (novelty
     2.4 < threshold 3; random draw 0.870 ≥ epsilon 0.15)``)."""
-    t = settings.novelty_threshold
+    t = cast(float, settings.novelty_threshold)  # Settings sets it from the novelty method when unset
     nov = number(score, t)
     if settings.mode == "fixed":
         if rnd >= settings.fixed_rounds:

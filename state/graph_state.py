@@ -7,7 +7,7 @@ live in the page store and the state keeps only references.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Required, TypedDict
 
 from saturate.state.rng import new_rng
 from saturate.state.settings import Settings
@@ -51,16 +51,17 @@ def upsert_records(old: list[dict], new: list[dict]) -> list[dict]:
 
 
 class ResearchState(TypedDict, total=False):
-    task: str
-    settings: dict[str, Any]  # Settings.model_dump(); checkpointed so resume uses the same knobs
+    # Required: initial_state sets these, so every node's input has them (the other keys are read with .get)
+    task: Required[str]
+    settings: Required[dict[str, Any]]  # Settings.model_dump(); checkpointed so resume uses the same knobs
     planned_queries: list[str]  # the initial plan (rounds 1..len)
     queries: Annotated[list[str], operator.add]  # every query asked, in order
     knowledge: str  # rolling knowledge state, <= knowledge_max_chars
     results: Annotated[dict[str, dict], merge_results]  # accepted results by url (SearchResult dicts)
     round: int  # rounds started
-    current: dict[str, Any]  # the round in progress: its results and partial record
+    current: Required[dict[str, Any]]  # the round in progress: its results and partial record
     records: Annotated[list[dict], upsert_records]  # RoundRecord dicts, one per round (compress adds to its round's)
-    rng: dict[str, int]  # epsilon-draw generator state (see state.rng)
+    rng: Required[dict[str, int]]  # epsilon-draw generator state (see state.rng)
     pages: list[dict]  # enrichment: {url, chars, overlap} refs and skips, never page text
     notes: Annotated[list[str], operator.add]  # session-level notes shown in the result (e.g. model fallback)
     kind: str  # "question" (research) or "claim" (verify)
@@ -68,7 +69,9 @@ class ResearchState(TypedDict, total=False):
     attempts: int  # claims: decide passes so far
     attempt_start: int  # the round after which the current attempt's rounds count (gate)
     result: dict | None  # AgentResult dict once decided
-    chains: list[dict]  # what the question asks: chains of slots with their current values (nodes/_chain, _slots)
+    chains: Required[
+        list[dict]
+    ]  # what the question asks: chains of slots with their current values (reading.chain, reading.slots)
     review_queries: list[str]  # queries a reviewer sent the session back with, asked before any other
 
 

@@ -20,7 +20,7 @@ StopReason = Literal["ceiling", "saturated", "empty", "timeout", "model", "leads
 class AuditEvent(BaseModel):
     """One source query: who asked what, what came back, and why the loop went on or stopped."""
 
-    session: str | None = Field(None, description="The thread id (None without a checkpointer).")
+    session: str | None = Field(default=None, description="The thread id (None without a checkpointer).")
     source: str
     phase: Phase = "loop"
     query_no: int = Field(
@@ -28,12 +28,12 @@ class AuditEvent(BaseModel):
         "among all those followed in the session."
     )
     query: str
-    total: int = Field(0, description="Results among the source's top results_per_query.")
-    new: int = Field(0, description="Results this source's loop did not have yet (over-fetched past repeats).")
-    duplicates: int = Field(0, description="Top results this source's loop already had.")
-    incremental_pct: float = Field(0.0, description="100 x (total - duplicates) / total; 0 for an empty query.")
+    total: int = Field(default=0, description="Results among the source's top results_per_query.")
+    new: int = Field(default=0, description="Results this source's loop did not have yet (over-fetched past repeats).")
+    duplicates: int = Field(default=0, description="Top results this source's loop already had.")
+    incremental_pct: float = Field(default=0.0, description="100 x (total - duplicates) / total; 0 for an empty query.")
     action: Literal["continue", "stop"] = "continue"
-    decided_by: str = Field("heuristic", description="rule (ceiling/timeout/empty), heuristic, model, lead")
+    decided_by: str = Field(default="heuristic", description="rule (ceiling/timeout/empty), heuristic, model, lead")
     reasoning: str = ""
     ms: float = 0.0
     errors: list[str] = Field(default_factory=list)
@@ -73,8 +73,8 @@ class AttributedSource(SourceRef):
 class KeyActor(BaseModel):
     name: str
     kind: Literal["identifier", "organisation", "person", "other"]
-    what: str = Field("", description="What it is: a defining sentence from the results.")
-    role: str = Field("", description="Its part in the task: the mentioning sentence closest to the task.")
+    what: str = Field(default="", description="What it is: a defining sentence from the results.")
+    role: str = Field(default="", description="Its part in the task: the mentioning sentence closest to the task.")
     facts: list[str] = Field(default_factory=list, description="Dated or numeric sentences about it.")
     sources: list[int] = Field(default_factory=list, description="The [n] of the sources mentioning it.")
     mentions: int = 0
@@ -85,4 +85,4 @@ class MultiResult(AgentResult):
     key_actors: list[KeyActor] = Field(default_factory=list)
     tags: dict[str, int] = Field(default_factory=dict, description="How many sources carry each tag.")
     loops: list[LoopSummary] = Field(default_factory=list)
-    report: str = Field("", description="Markdown: the answer, sources with tags and attribution, Key actors.")
+    report: str = Field(default="", description="Markdown: the answer, sources with tags and attribution, Key actors.")

@@ -10,16 +10,18 @@ rewritten whole by the node that owns them.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from collections.abc import Mapping
+from typing import Annotated, Any, Required, TypedDict
 
 from saturate.state.settings import Settings
 
 
 class MultiState(TypedDict, total=False):
-    task: str
-    settings: dict[str, Any]
+    # Required: initial_multi_state sets these, so every node's input has them (the other keys are read with .get)
+    task: Required[str]
+    settings: Required[dict[str, Any]]
     kind: str  # "multi" (api.session_state picks the graph by it)
-    sources: list[dict]  # resolved specs {name, kind, corpus, ceiling, description}, in order
+    sources: Required[list[dict]]  # resolved specs {name, kind, corpus, ceiling, description}, in order
     planned_queries: list[str]  # first queries of every loop (the task, or the model's plan)
     hits: Annotated[list[dict], operator.add]  # {source, phase, query_no, query, rank, result}: what each query added
     audit: Annotated[list[dict], operator.add]  # AuditEvent dicts, one per source query
@@ -53,7 +55,7 @@ def initial_multi_state(task: str, settings: Settings, sources: list[dict], note
     }
 
 
-def used_in_state(state: dict) -> dict:
+def used_in_state(state: Mapping[str, Any]) -> dict:
     """Calls and tokens the checkpointed state records, and whether the breaker already tripped."""
     rows = [*(state.get("loops") or []), *(state.get("usage") or [])]
     return {

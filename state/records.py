@@ -36,25 +36,32 @@ class RoundRecord(BaseModel):
     source: str
     planner: str = Field(description="How the query was made: planned, gap-terms, model, fallback...")
     total: int = 0
-    new: int = Field(0, description="Results whose url/id the session had not accepted before.")
+    new: int = Field(default=0, description="Results whose url/id the session had not accepted before.")
     new_urls: list[str] = Field(default_factory=list, description="Those results' urls, in rank order.")
     result_chars: int = 0
-    repeats_top_k: int = Field(0, description="How many of the source's top results_per_query were already accepted.")
+    repeats_top_k: int = Field(
+        default=0, description="How many of the source's top results_per_query were already accepted."
+    )
     quality_retry: str | None = Field(
-        None, description="The simplified query when round 1 fell under the quality floor."
+        default=None, description="The simplified query when round 1 fell under the quality floor."
     )
     quality_overfetch: int = Field(
-        0, description="Results round 1 added from its own query's next ranks (the quality floor, no second search)."
+        default=0,
+        description="Results round 1 added from its own query's next ranks (the quality floor, no second search).",
     )
-    searches: int = Field(1, description="Source searches this round made (a quality-floor retry is a second one).")
+    searches: int = Field(
+        default=1, description="Source searches this round made (a quality-floor retry is a second one)."
+    )
     novelty: float | None = None
     novelty_method: str = ""
     novelty_detail: dict = Field(default_factory=dict)
     decision: GateDecision | None = None
     reason: str = ""
     epsilon_draw: float | None = None
-    knowledge_chars: int | None = Field(None, description="Size of the knowledge state after this round.")
-    compress: str | None = Field(None, description="How the knowledge state was updated (bodies, extractive, model).")
+    knowledge_chars: int | None = Field(default=None, description="Size of the knowledge state after this round.")
+    compress: str | None = Field(
+        default=None, description="How the knowledge state was updated (bodies, extractive, model)."
+    )
     model_calls: int = 0
     model_calls_by_node: dict[str, int] = Field(default_factory=dict, description="plan / novelty / compress ...")
     model_tokens: dict[str, int] = Field(default_factory=dict, description="{'in': prompt tokens, 'out': reply tokens}")
@@ -66,7 +73,8 @@ class RoundRecord(BaseModel):
         description="The question's slots after this round: slot, kind, subject, value, p, status, source.",
     )
     complete: bool = Field(
-        False, description="Every slot filled, stable and its answer supported by its own page (the gate stops)."
+        default=False,
+        description="Every slot filled, stable and its answer supported by its own page (the gate stops).",
     )
 
 
@@ -77,11 +85,13 @@ class SourceRef(BaseModel):
     pub_date: str | None = None
     excerpt: str = ""
     # set for a question's sources (decide), unset (and left out of the dump) for a claim's evidence
-    cited: bool | None = Field(None, description="The answer cites this source.")
+    cited: bool | None = Field(default=None, description="The answer cites this source.")
     relevance: float | None = Field(
-        None, description="Task relevance relative to the most relevant accepted source (0-1)."
+        default=None, description="Task relevance relative to the most relevant accepted source (0-1)."
     )
-    on_topic: bool | None = Field(None, description="Relevance at least the on-topic floor (half the best source's).")
+    on_topic: bool | None = Field(
+        default=None, description="Relevance at least the on-topic floor (half the best source's)."
+    )
 
     @model_serializer(mode="wrap")
     def _leave_out_unset_marks(self, handler):
@@ -95,20 +105,20 @@ class SourceRef(BaseModel):
 class AgentResult(BaseModel):
     outcome: Literal["answer", "no_results", "True", "False", "Invalid", "review"] = "answer"
     task: str
-    answer: str = Field("", description="The answer citing sources as [n]; for a claim, the verdict and why.")
+    answer: str = Field(default="", description="The answer citing sources as [n]; for a claim, the verdict and why.")
     short_answer: str = Field(
-        "",
+        default="",
         description="The answer itself in a few words (the question's last slot: a name, a date, yes/no); '' when "
         "the sources do not give it.",
     )
-    proof: str = Field("", description="For a claim: a compact markdown proof citing only evidence hits.")
+    proof: str = Field(default="", description="For a claim: a compact markdown proof citing only evidence hits.")
     sources: list[SourceRef] = Field(default_factory=list)
     stop_reason: str = ""
     rounds: int = 0
     debug: dict = Field(default_factory=dict, description="total_queries, total_pages_visited, errors ...")
-    thread_id: str = Field("", description="The session's thread: what resume, show and fork take.")
+    thread_id: str = Field(default="", description="The session's thread: what resume, show and fork take.")
     review: dict | None = Field(
-        None,
+        default=None,
         description="outcome `review`: the session is paused for a person (`review` setting) — what to review "
         "(`point` plan or answer, the queries or the answer); resume it with a decision.",
     )
@@ -117,11 +127,11 @@ class AgentResult(BaseModel):
 class EvidenceHit(BaseModel):
     url: str
     title: str = ""
-    pub_date: str | None = Field(None, description="ISO date when known")
-    excerpt: str = Field("", description="The passage the stance rests on (a verbatim part of text)")
-    text: str = Field("", description="The hit's text as retrieved (snippet or page), for checking quotes")
+    pub_date: str | None = Field(default=None, description="ISO date when known")
+    excerpt: str = Field(default="", description="The passage the stance rests on (a verbatim part of text)")
+    text: str = Field(default="", description="The hit's text as retrieved (snippet or page), for checking quotes")
     stance: Stance = "irrelevant"
-    stance_by: str = Field("heuristic", description="heuristic | model | gold")
+    stance_by: str = Field(default="heuristic", description="heuristic | model | gold")
     stance_reason: str = ""
     domain: str = ""
     tier: Tier = "other"

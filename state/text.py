@@ -60,7 +60,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def overlap(a: str | set[str], b: str | set[str]) -> float:
+def overlap(a: str | set[str] | frozenset[str], b: str | set[str] | frozenset[str]) -> float:
     """Share of a's content terms that also occur in b (0 when a has none)."""
     sa = a if isinstance(a, (set, frozenset)) else term_set(a)
     sb = b if isinstance(b, (set, frozenset)) else term_set(b)

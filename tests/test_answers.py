@@ -2,7 +2,8 @@
 
 The extractive answer (no model) on real corpora (MuSiQue from ../shared/data, the embedded Wikipedia
 corpus), the printed source list (cited first, ``--quiet`` keeps them), and the same short-answer
-contract for a model's reply through the real ChatOllama client.
+contract for a model's reply through the real ChatOllama client. (The question's kind and the cut to clauses
+on their own: tests/reading/test_question.py and test_extractive.py.)
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
 from saturate.nodes._answer import DECIDE, answer_task, fit_reply
 from saturate.nodes._model import ModelUsage
-from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED, cut_to_clauses
-from saturate.nodes.reading.question import question_of, stems
+from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
 
 from conftest import ROOT
 
@@ -99,25 +99,8 @@ def test_enriched_page_text_is_read(musique_source):
     assert "Victoria Falls" in answered.answer and f"[{vf + 1}]" in answered.answer
 
 
-def test_question_types_and_forms():
-    assert question_of("The state where Henry Worrall died has how many congressional districts?").kind == "number"
-    assert question_of("David Jones played another sport that was started when?").kind == "date"
-    q = question_of("What is the name of the waterfall in the country where the Bubye River is found?")
-    assert (q.kind, q.focus) == ("name", "waterfall")
-    assert question_of("Who was in charge of the country Ceelmakoile is located in?").kind == "person"
-    q = question_of("Which band formed earlier, Edward Sharpe and the Magnetic Zeros or Louis XIV?")
-    assert q.form == "choice" and q.options == ("Edward Sharpe and the Magnetic Zeros", "Louis XIV")
-    q = question_of("Are Ganzhou and Jimo District both located in China?")
-    assert q.form == "yesno" and q.options == ("Ganzhou", "Jimo District")
-
-
-def test_a_long_sentence_is_cut_to_its_clauses_never_inside_a_citation():
-    text = (
-        "The Bubye River, also known as Bubi River, is a tributary of the Limpopo River in Beitbridge District "
-        "and Gwanda District, Zimbabwe."
-    )
-    cut = cut_to_clauses(text, set(stems("Bubye River Zimbabwe")), 70)
-    assert len(cut) <= 70 and cut.startswith("The Bubye River") and "Zimbabwe" in cut and "…" in cut
+def test_a_long_model_reply_is_cut_never_inside_a_citation():
+    """(The extractive answer's own cut to clauses: tests/reading/test_extractive.py.)"""
     reply = "Victoria Falls is the waterfall [2]. " + "It lies on the Zambezi between Zambia and Zimbabwe [1]. " * 8
     short, was_cut = fit_reply(reply)
     assert was_cut and len(short) <= ANSWER_MAX_CHARS and short.endswith("[1].")

@@ -1,4 +1,5 @@
-"""The parts of the multi-source graph: source specs, entities, leads, merge, triangulation, Key actors, safety."""
+"""The parts of the multi-source graph: source specs, leads, merge, triangulation, Key actors, safety (the entities
+and key entities they read: tests/reading/test_entities.py and test_actors.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from saturate.nodes.multi.breadcrumbs import rank_leads
 from saturate.nodes.multi.merge import canonical_url, merge_hits
 from saturate.nodes.multi.profiles import key_actors
 from saturate.nodes.multi.triangulate import triangulate_entries
-from saturate.nodes.reading.entities import extract_entities
 from saturate.sources import resolve_specs
 from saturate.state.context import Context
 from saturate.state.multi_state import initial_multi_state
@@ -87,21 +87,6 @@ def test_bad_ceiling_tables_are_rejected():
 
 
 # ------------------------------------------------------------------ entities and breadcrumbs
-
-
-def test_entity_kinds():
-    text = (
-        "Dr. Jane Smith joined the Tennessee Bureau of Investigation (TBI) in 2001. The SR-71 was built by "
-        "Lockheed Corporation; see ISBN 978-0-689-71173-5 and doi 10.1000/xyz123. Peter Bonetti (born 1941) is "
-        "an English goalkeeper. The bridge over the Tully River is 8 km long."
-    )
-    kinds = {e.name: e.kind for e in extract_entities(text)}
-    assert kinds["Jane Smith"] == "person" and kinds["Peter Bonetti"] == "person"
-    assert kinds["Tennessee Bureau of Investigation"] == "organisation" and kinds["TBI"] == "organisation"
-    assert kinds["Lockheed Corporation"] == "organisation"
-    assert kinds["SR-71"] == kinds["ISBN 978-0-689-71173-5"] == kinds["10.1000/xyz123"] == "identifier"
-    assert kinds["Tully River"] == "other" and kinds["8 km"] == "quantity"
-    assert "English" not in kinds and "ISBN" not in kinds
 
 
 def _entry(i, title, snippet, url=None):

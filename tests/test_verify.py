@@ -1,127 +1,18 @@
-"""Claim verification: evidence weights, the decision rule, stance, proofs, the verify graph and its benchmark."""
+"""Claim verification: the verify graph, its model calls, its CLI and its benchmark (evidence weights, the decision
+rule, stance and proofs on their own: tests/reading/test_verdict.py, test_stance.py and test_tiers.py)."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
-
 from saturate.graph import session_state, verify
 from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.cli import main
-from saturate.nodes.reading.stance import heuristic_stance
-from saturate.nodes.reading.tiers import load_tier_table, registrable_domain, tier_of
-from saturate.nodes.reading.verdict import (
-    NEED_MORE_SEARCH,
-    PROFILES,
-    VerifyRules,
-    check_proof,
-    decide_from_history,
-    extractive_proof,
-)
+from saturate.nodes.reading.verdict import check_proof
 from saturate.sources.replay import ReplaySource
 from saturate.state.records import EvidenceHit
-from saturate.state.settings import SettingsError, load_settings
 
 from conftest import shared_file
-
-STRICT = PROFILES["strict"]  # the design's rule: 1.6 from two independent sources, partial support at half weight
-
-
-def hit(url, stance, tier="primary", weight=1.0, date=None, text="The bridge opened in 1932."):
-    return EvidenceHit(
-        url=url,
-        domain=registrable_domain(url),
-        stance=stance,
-        tier=tier,
-        weight=weight,
-        pub_date=date,
-        excerpt=text,
-        text=text,
-    )
-
-
-def test_true_false_need_more_and_invalid():
-    support = [hit("https://www.nsw.gov.au/a", "support"), hit("https://www.reuters.com/b", "support", "wire", 0.8)]
-    v = decide_from_history("claim", support, 1, 2, STRICT)
-    assert v.outcome == "True" and v.support == 1.8 and v.support_domains == ["nsw.gov.au", "reuters.com"]
-    refute = [hit("https://a.gov/x", "refute"), hit("https://apnews.com/y", "refute", "wire", 0.8)]
-    assert decide_from_history("claim", refute, 1, 2, STRICT).outcome == "False"
-    weak = [hit("https://en.wikipedia.org/a", "support", "other", 0.4)]
-    assert decide_from_history("claim", weak, 1, 2, STRICT).outcome == NEED_MORE_SEARCH
-    v = decide_from_history("claim", weak, 2, 2, STRICT)
-    assert v.outcome == "Invalid" and "never reached" in v.reason
-    v = decide_from_history("claim", support + refute, 2, 2, STRICT)
-    assert v.outcome == "Invalid" and "conflicts" in v.reason
-
-
-def test_one_domain_counts_once_and_partial_is_weighted():
-    same = [
-        hit("https://www.cdc.gov/a", "support"),
-        hit("https://www2.cdc.gov/b", "support"),
-        hit("https://cdc.gov/c", "support"),
-    ]
-    v = decide_from_history("c", same, 2, 2, STRICT)
-    assert v.support == 1.0 and v.support_domains == ["cdc.gov"] and v.outcome == "Invalid"
-    mixed = [hit("https://a.gov/x", "support"), hit("https://b.gov/y", "partial")]
-    v = decide_from_history("c", mixed, 2, 2, STRICT)
-    assert v.support == 1.5 and v.outcome == "Invalid"  # 1 + 0.5 x 1 < 1.6
-    assert decide_from_history("c", mixed, 2, 2, VerifyRules(partial_weight=0.6)).outcome == "True"
-
-
-def test_time_alignment_where_dates_are_known():
-    hits = [
-        hit("https://a.gov/x", "support", date="2024-01-01"),
-        hit("https://b.gov/y", "support", date="2024-03-01"),
-        hit("https://c.gov/z", "refute", date="2024-02-01"),
-        hit("https://d.gov/w", "refute", date="1990-01-01"),
-    ]
-    v = decide_from_history("c", hits, 2, 2, STRICT)
-    assert any("d.gov" in e for e in v.excluded) and v.refute == 1.0 and v.outcome == "True"
-
-
-def test_tiers_by_registrable_domain(tmp_path):
-    assert registrable_domain("https://news.bbc.co.uk/x") == "bbc.co.uk"
-    assert registrable_domain("https://alice.github.io/p") == "alice.github.io"  # private suffix: independent
-    assert tier_of("nasa.gov")[0] == "primary" and tier_of("reuters.com")[0] == "wire"
-    assert tier_of("britannica.com")[0] == "trade" and tier_of("wikipedia.org")[0] == "other"
-    assert tier_of("tesla.com", "Tesla was founded in 2003")[0] == "primary"  # the subject's own site
-    f = tmp_path / "tiers.json"
-    f.write_text(json.dumps({"wikipedia.org": "trade"}))
-    assert tier_of("wikipedia.org", table=load_tier_table(str(f)))[0] == "trade"
-    f.write_text(json.dumps({"x.com": "gold"}))
-    with pytest.raises(ValueError, match="bad entries x.com"):
-        load_tier_table(str(f))
-    with pytest.raises(SettingsError, match="other must not exceed 0.4"):
-        load_settings({"tier_weights": {"primary": 1, "wire": 0.8, "trade": 0.6, "other": 0.5}})
-
-
-@pytest.mark.parametrize(
-    "passage,stance",
-    [
-        ("The Golden Gate Bridge opened in 1937 in San Francisco.", "support"),
-        ("The Golden Gate Bridge in San Francisco opened in 1933.", "refute"),  # another year in the same slot
-        ("The Golden Gate Bridge in San Francisco did not open in 1937; that is a myth.", "irrelevant"),  # a cue word
-        ("Bananas are rich in potassium.", "irrelevant"),
-        ("The Golden Gate Bridge in San Francisco is painted orange.", "irrelevant"),  # no 1937: cannot speak for it
-    ],
-)
-def test_heuristic_stance(passage, stance):
-    got, excerpt, reason = heuristic_stance("The Golden Gate Bridge in San Francisco opened in 1937.", passage)
-    assert got == stance, reason
-    assert excerpt in passage
-
-
-def test_proof_citations_are_checked():
-    hits = [hit("https://a.gov/x", "support"), hit("https://b.gov/y", "support", text="It opened in 1932 to traffic.")]
-    v = decide_from_history("The bridge opened in 1932.", hits, 1, 2, STRICT)
-    proof = extractive_proof("The bridge opened in 1932.", v)
-    assert check_proof(proof, hits) == [] and "https://a.gov/x" in proof
-    bad = proof + '\n- https://evil.example/z says "the bridge opened in 1999"'
-    problems = check_proof(bad, hits)
-    assert any("evil.example" in p for p in problems) and any("1999" in p for p in problems)
-    assert check_proof('- https://a.gov/x: "It opened in 1932 to traffic."', hits)  # quote of another hit's text
-
 
 CLAIM = "The Sydney Harbour Bridge opened in 1932."
 GOOD = [

@@ -25,7 +25,7 @@ In this order:
    embedded summaries) also stops when the last query's new results name nothing of
    the task's subject (the information is probably not there) and at the latest after
    ``SHALLOW_QUERIES`` (2) queries. Else continue with the next planned query, then
-   gap terms over this loop's own results (``nodes._salience.gap_query``).
+   gap terms over this loop's own results (``reading.salience.gap_query``).
 """
 
 from __future__ import annotations

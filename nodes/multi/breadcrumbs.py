@@ -16,7 +16,7 @@ scoring at least ``LEAD_FLOOR`` of the best candidate's score are ranked. The to
 ``breadcrumb_limit`` are followed, each with one targeted query (``LEAD_QUERY``).
 
 **Entity research** (the design's ``_research_entity``). The top ``entity_limit`` key entities
-(``_actors.key_entities``: named by the most on-topic results, then by the most results) whose own page is not
+(``reading.actors.key_entities``: named by the most on-topic results, then by the most results) whose own page is not
 in hand yet each get one targeted query, their name (``ENTITY_QUERY``): what it is. ``profiles`` then reads
 the pages it finds.
 
@@ -33,6 +33,8 @@ are ranked and followed once more (no entity research in later passes). Each pas
 """
 
 from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
 
 from saturate.nodes.reading.actors import key_entities
 from saturate.nodes.reading.entities import KIND_RANK, extract_entities, mentions
@@ -134,7 +136,7 @@ def best_source(
     return spec["name"], f"best {purpose} source: {spec['kind']}, {named[spec['name']]} of its results name it"
 
 
-def entity_items(task: str, merged: list[dict], limit: int, researched: set[str] = frozenset()) -> list[dict]:
+def entity_items(task: str, merged: list[dict], limit: int, researched: AbstractSet[str] = frozenset()) -> list[dict]:
     """The entities to research: the top ``limit`` key entities whose own page is not in hand (no result is
     titled with the name) and that were not researched before."""
     if limit <= 0:

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from saturate.nodes._answer import answer_task
 from saturate.nodes._budget import BudgetedUsage, session_budget
 from saturate.state.context import Context
-from saturate.state.multi_records import MultiResult
+from saturate.state.multi_records import KeyActor, LoopSummary, MultiResult
 from saturate.state.multi_state import MultiState, used_in_state
 from saturate.state.settings import Settings
 from saturate.state.text import clip, scrub_urls
@@ -119,12 +119,14 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
     rows = loops + list(state.get("usage") or []) + usage
     result = MultiResult(
         **{**base, "sources": sources},
-        key_actors=[_without_links(a, {e["url"] for e in merged}) for a in state.get("profiles") or []],
+        key_actors=[
+            KeyActor.model_validate(_without_links(a, {e["url"] for e in merged})) for a in state.get("profiles") or []
+        ],
         tags={
             tag: sum(1 for s in sources if s["tag"] == tag)
             for tag in ("verified_official", "verified_multi", "unverified_single", "contradicted")
         },
-        loops=loops,
+        loops=[LoopSummary.model_validate(loop) for loop in loops],
     )
     result.stop_reason = "; ".join(
         f"{loop['source']}: {loop['stop_reason']}" for loop in loops if loop["phase"] == "loop"

@@ -1,12 +1,12 @@
 """profiles: the "Key actors" — short profiles of the most frequent key entities in the results.
 
-Key entities are organisations, people and other names (``nodes._entities``;
+Key entities are organisations, people and other names (``reading.entities``;
 identifiers and quantities are not actors, nor one-word "names" the results also
 use as lower-case words). A one-word name that is the last
 word of a person's name in the same results (``Bonetti`` / ``Peter Bonetti``)
 counts for that person. Actors are chosen and ranked by the on-topic results
 mentioning them — task relevance (as for breadcrumbs: idf-weighted task terms)
-at least ``nodes._salience.ON_TOPIC`` of the best result's, so names scattered
+at least ``reading.salience.ON_TOPIC`` of the best result's, so names scattered
 through off-topic results do not crowd the profiles — at least ``MIN_MENTIONS``
 of them, then by all results mentioning them, organisations and people before
 other names; the top ``PROFILE_LIMIT`` get a profile, all extractive:

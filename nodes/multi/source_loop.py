@@ -28,6 +28,7 @@ from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.nodes._model import error_text
 from saturate.nodes.multi._loop_decision import (
     DECISION,
+    LoopDecision,
     enforce_ceiling,
     gaps_text,
     heuristic_decision,
@@ -52,7 +53,7 @@ def next_heuristic_query(task: str, run: SourceRun, planned: list[str]) -> tuple
     return gap_query(task, run.results, [s.query for s in run.history])
 
 
-def model_step(model, usage: BudgetedUsage, run: SourceRun, ceiling: int) -> tuple[object | None, str]:
+def model_step(model, usage: BudgetedUsage, run: SourceRun, ceiling: int) -> tuple[LoopDecision | None, str]:
     """(LoopDecision or None, why not usable). Raises BudgetExceeded / DeadlineExceeded / call errors."""
     spec, task = run.spec, run.task
     used = set()

@@ -19,7 +19,7 @@ sizes)) of at least ``AGREE_OVERLAP``.
   copies of one another (copies: one result's terms ≥ ``COPY_OVERLAP`` within
   the other's — a mirror or the same paragraph in two corpora counts once).
 - **verified_official**: the result comes from an official source — a domain of the ``primary`` tier by the
-  tier table (``nodes._tiers``: the built-in table and the ``source_tiers`` file) or by an official or academic
+  tier table (``reading.tiers``: the built-in table and the ``source_tiers`` file) or by an official or academic
   suffix (``.gov``, ``gov.uk``, ``.int``, ``ac.jp`` ...) — or states the same as one (compatible numbers, not
   a copy). A contradiction between an official source and a non-official one is **resolved** in the official
   source's favour (the design's "attempts resolution via official sources"): the official result stays
@@ -34,6 +34,7 @@ result and the two sentences' numbers; the tags are surfaced on every cited sour
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from itertools import combinations
 from urllib.parse import urlsplit
 
@@ -114,13 +115,13 @@ def _copies(entries: list[dict]) -> list[int]:
     return [root(i) for i in range(len(entries))]
 
 
-def official_domains(domains: set[str], table: dict[str, str] | None = None) -> list[str]:
+def official_domains(domains: set[str], table: Mapping[str, str] | None = None) -> list[str]:
     """The official ones among a result's domains (primary tier by the table, or an official suffix)."""
     table = {} if table is None else table
     return sorted(d for d in domains if ":" not in d and (table.get(d) == "primary" or official(d)))
 
 
-def triangulate_entries(entries: list[dict], table: dict[str, str] | None = None) -> dict[str, dict]:
+def triangulate_entries(entries: list[dict], table: Mapping[str, str] | None = None) -> dict[str, dict]:
     copies = _copies(entries)
     domains = [{domain_of(u) for u in e.get("urls") or [e["url"]]} for e in entries]
     officials = [official_domains(d, table) for d in domains]

@@ -3,13 +3,13 @@
 Shared by ``breadcrumbs`` (which researches the top ones: the design's entity
 research) and ``profiles`` (which writes their "Key actors" profiles).
 
-Key entities are organisations, people and other names (``nodes._entities``;
+Key entities are organisations, people and other names (``reading.entities``;
 identifiers and quantities are not actors, nor one-word "names" the results also
 use as lower-case words). A one-word name that is the last word of a person's
 name in the same results (``Bonetti`` / ``Peter Bonetti``) counts for that
 person. An entity's standing is its frequency among the on-topic results —
 task relevance (idf-weighted task terms, as for breadcrumbs) at least
-``nodes._salience.ON_TOPIC`` of the best result's — then among all results
+``reading.salience.ON_TOPIC`` of the best result's — then among all results
 (the design's "rank by frequency + relevance"), organisations and people
 before other names.
 """

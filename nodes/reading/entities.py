@@ -85,7 +85,7 @@ _NOT_NAMES = frozenset(
 )
 # Words that alone never name a thing to search for: languages and demonyms (above), and directions and
 # generic qualifiers that head many names ("North American English", "Central", "Major"). A phrase made
-# only of these is no name (unless the task itself uses them: see _salience).
+# only of these is no name (unless the task itself uses them: see reading.salience).
 GENERIC_NAME_WORDS = _NOT_NAMES | frozenset(
     """arabic hebrew persian sanskrit hindi urdu bengali swahili vietnamese thai indonesian malay filipino
     ukrainian romanian bulgarian serbian croatian slovak slovenian lithuanian latvian estonian icelandic

@@ -445,11 +445,12 @@ class _Extractive:
         lead = ""
         if self.q.form == "choice":
             years = [_first_year(" ".join(x.text for x in sorted(p, key=lambda x: (x.doc, x.order))[:2])) for p in per]
-            if all(years) and years[0] != years[1]:
+            known = [y for y in years if y]
+            if len(known) == len(years) and known[0] != known[1]:
                 if EARLIER.search(self.task):
-                    lead = f"{self.q.options[years.index(min(years))]}."
+                    lead = f"{self.q.options[known.index(min(known))]}."
                 elif LATER.search(self.task):
-                    lead = f"{self.q.options[years.index(max(years))]}."
+                    lead = f"{self.q.options[known.index(max(known))]}."
         elif self.q.form == "yesno":
             if self.verdict is None:
                 return None

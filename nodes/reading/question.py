@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saturate.nodes.reading.entities import extract_entities
@@ -203,7 +204,7 @@ def _relative(low: str, start: int, end: int) -> bool:
     return bool(before) and before[-1] not in STOPWORDS and before[-1] not in _AUX
 
 
-def _focus(after: list[str]) -> str | None:
+def _focus(after: Sequence[str]) -> str | None:
     """The question's focus word: the last of the first run of content words after the question word, up to a
     stopword, an adverb (-ly) or a past participle (-ed): "the usual average snowfall in" → snowfall."""
     run: list[str] = []

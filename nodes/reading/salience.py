@@ -30,6 +30,7 @@ import bisect
 import functools
 import math
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from saturate.nodes.reading.entities import GENERIC_NAME_WORDS, NAME_PHRASE
@@ -143,7 +144,7 @@ def generic_name(phrase: str, task_words: set[str]) -> bool:
     return bool(ws) and all(w in GENERIC_NAME_WORDS and w not in task_words for w in ws)
 
 
-def salient_phrases(task: str, results: list[dict], used_terms: set[str]) -> list[str]:
+def salient_phrases(task: str, results: list[dict], used_terms: AbstractSet[str]) -> list[str]:
     """Names in on-topic accepted results the task does not name yet, most salient first (numbers last).
 
     A name scores by the relevance of the result it appears in, a little less

@@ -681,13 +681,14 @@ def yes_no(task: str, chain: dict, reading: Reading) -> bool | None:
     openings = [_opening(reading, s) for s in chain["slots"]]
     same, different = bool(_SAME.search(task)), bool(_DIFFERENT.search(task))
     if same or different:
-        if None in openings:
+        pages = [o for o in openings if o is not None]
+        if len(pages) < len(openings):
             return different
         if "year" in task.lower():
-            shared = bool(set(_YEAR.findall(openings[0][1])) & set(_YEAR.findall(openings[1][1])))
+            shared = bool(set(_YEAR.findall(pages[0][1])) & set(_YEAR.findall(pages[1][1])))
         else:
             asked = {w.lower() for w in words(task)}
-            caps = [{w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", o[1])} - asked for o in openings]
+            caps = [{w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", o[1])} - asked for o in pages]
             shared = bool(caps[0] & caps[1])
         return shared if same else not shared
     options = set().union(*(stems(s.get("subject") or "") for s in chain["slots"]))

@@ -68,9 +68,11 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from saturate.nodes.reading.entities import GENERIC_NAME_WORDS
 from saturate.nodes.reading.question import split_sentences, stem
+from saturate.state.records import Stance
 
 SUPPORT_FROM = 0.6
 PARTIAL_FROM = 0.5
@@ -154,7 +156,7 @@ def _document_frequencies() -> tuple[int, dict[str, int], dict[str, int]]:
     words written in lower case; (0, {}, {}) without them."""
     try:
         path = importlib.metadata.distribution(_IDF_DISTRIBUTION).locate_file(_IDF_FILE)
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(Path(str(path)).read_text(encoding="utf-8"))  # locate_file's type has no encoding
     except (importlib.metadata.PackageNotFoundError, OSError, ValueError):
         return 0, {}, {}
     by_word: dict[str, int] = {}
@@ -386,7 +388,7 @@ def stance_of(
     partial_from: float = PARTIAL_FROM,
     refute_context: float = REFUTE_CONTEXT,
     relation_from: float = RELATION_FROM,
-) -> tuple[str, str, str]:
+) -> tuple[Stance, str, str]:
     """Rules 4-7 with these thresholds: (stance, excerpt, reason)."""
     if a.subject and not a.subject_found:
         return "irrelevant", a.excerpt, f"about something else: no {a.subject!r} in it (covers {a.cover:.2f})"
@@ -406,6 +408,6 @@ def stance_of(
     return "irrelevant", a.excerpt, f"covers {a.cover:.2f} of the claim (< {partial_from:g})"
 
 
-def heuristic_stance(claim: str, passage: str) -> tuple[str, str, str]:
+def heuristic_stance(claim: str, passage: str) -> tuple[Stance, str, str]:
     """(stance, excerpt: the window it rests on, verbatim in the passage, reason)."""
     return stance_of(align(claim, passage))

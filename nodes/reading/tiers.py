@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -186,7 +187,7 @@ def registrable_domain(url: str) -> str:
     return top or host
 
 
-def load_tier_table(path: str | None) -> dict[str, str]:
+def load_tier_table(path: str | None) -> dict[str, Tier]:
     """The built-in table, extended/overridden by the JSON file at ``path`` (re-read when it changes)."""
     try:
         stamp = Path(path).stat().st_mtime_ns if path else None
@@ -200,7 +201,7 @@ class SourceTiersError(BadInput):
 
 
 @functools.lru_cache(maxsize=8)
-def _tier_table(path: str | None, stamp: int | None) -> dict[str, str]:
+def _tier_table(path: str | None, stamp: int | None) -> dict[str, Tier]:
     table = dict(DEFAULT_TIERS)
     if path:
         try:
@@ -230,7 +231,7 @@ def official(domain: str) -> bool:
     return suffix[0] in OFFICIAL_SECOND_LEVEL or suffix[0] in OFFICIAL_TLDS
 
 
-def tier_of(domain: str, claim: str = "", table: dict[str, str] | None = None) -> tuple[str, str]:
+def tier_of(domain: str, claim: str = "", table: Mapping[str, Tier] | None = None) -> tuple[Tier, str]:
     """(tier, why) for a registrable domain."""
     table = DEFAULT_TIERS if table is None else table
     if domain in table:

@@ -36,14 +36,17 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import Final, Literal
 
 from saturate.state.records import EvidenceHit
 from saturate.state.settings import Settings
 from saturate.state.text import clip
 
-NEED_MORE_SEARCH = "need_more_search"
+NEED_MORE_SEARCH: Final = "need_more_search"
+Outcome = Literal["True", "False", "Invalid", "need_more_search"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ PROFILES: dict[str, VerifyRules] = {
 
 @dataclass
 class Verdict:
-    outcome: str  # True | False | Invalid | need_more_search
+    outcome: Outcome
     reason: str
     support: float = 0.0
     refute: float = 0.0
@@ -108,7 +111,7 @@ def _date(h: EvidenceHit) -> date | None:
 
 
 def decide_from_history(
-    task: str, history: list[EvidenceHit | dict], attempts: int, max_attempts: int, rules: VerifyRules | None = None
+    task: str, history: Sequence[EvidenceHit | dict], attempts: int, max_attempts: int, rules: VerifyRules | None = None
 ) -> Verdict:
     """The verdict on ``task`` from the evidence ``history`` (rules: the default profile unless given)."""
     rules = rules or PROFILES["calibrated"]
@@ -146,29 +149,34 @@ def decide_from_history(
 
     tally = f"support {support:g} from {len(s_dom)} source(s), refute {refute:g} from {len(r_dom)} ({rules.describe()})"
     conflict = sufficient(support, s_dom) or sufficient(refute, r_dom)
-    out = dict(
-        support=support,
-        refute=refute,
-        support_domains=s_dom,
-        refute_domains=r_dom,
-        counted=counted,
-        excluded=excluded,
-        rules=rules,
-    )
-    if sufficient(support, s_dom) and support >= rules.margin * refute:
-        return Verdict("True", f"support clearly wins: {tally}", **out)
-    if sufficient(refute, r_dom) and refute >= rules.margin * support:
-        return Verdict("False", f"refute clearly wins: {tally}", **out)
-    if attempts < max_attempts:
+
+    def verdict(outcome: Outcome, reason: str, conflict: bool = False) -> Verdict:
         return Verdict(
+            outcome,
+            reason,
+            support=support,
+            refute=refute,
+            support_domains=s_dom,
+            refute_domains=r_dom,
+            counted=counted,
+            excluded=excluded,
+            rules=rules,
+            conflict=conflict,
+        )
+
+    if sufficient(support, s_dom) and support >= rules.margin * refute:
+        return verdict("True", f"support clearly wins: {tally}")
+    if sufficient(refute, r_dom) and refute >= rules.margin * support:
+        return verdict("False", f"refute clearly wins: {tally}")
+    if attempts < max_attempts:
+        return verdict(
             NEED_MORE_SEARCH,
             f"attempt {attempts} of {max_attempts}: "
             f"{'conflicting evidence' if conflict else 'not enough evidence'}; {tally}",
             conflict=conflict,
-            **out,
         )
     why = "the evidence conflicts" if conflict else "the threshold was never reached"
-    return Verdict("Invalid", f"{why} after {attempts} attempt(s): {tally}", conflict=conflict, **out)
+    return verdict("Invalid", f"{why} after {attempts} attempt(s): {tally}", conflict=conflict)
 
 
 # ---------------------------------------------------------------- proof
