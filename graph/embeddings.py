@@ -49,9 +49,7 @@ from pydantic import SecretStr
 
 from saturate.graph.model_servers import (
     ollama_host,
-    ollama_names,
-    ollama_tag,
-    ollama_tags,
+    ollama_model,
     openai_base_url,
     openai_model,
     protocol,
@@ -372,12 +370,7 @@ def ollama_embeddings(settings: Settings) -> tuple[Embeddings, str]:
     if not name:
         raise EmbeddingsUnavailable("embed_model 'ollama:' names no model: e.g. ollama:nomic-embed-text")
     host = ollama_host(settings)
-    tag = ollama_tag(ollama_tags(host, EmbeddingsUnavailable, " for the embeddings"), name)
-    if tag is None:
-        raise EmbeddingsUnavailable(
-            f"Ollama at {host} has no embedding model {name!r} (it has: "
-            f"{ollama_names(ollama_tags(host, EmbeddingsUnavailable))}); run `ollama pull {name}`"
-        )
+    tag = ollama_model(host, name, EmbeddingsUnavailable, " for the embeddings", what="embedding model")
     digest = str(tag.get("digest") or "")
     # heavy: langchain_ollama (and its ollama client) only for an ollama: embed_model
     from langchain_ollama import OllamaEmbeddings

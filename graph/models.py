@@ -26,9 +26,7 @@ from pydantic import SecretStr
 from saturate.graph.model_servers import (
     ModelUnavailable,
     ollama_host,
-    ollama_names,
-    ollama_tag,
-    ollama_tags,
+    ollama_model,
     openai_base_url,
     openai_model,
     protocol,
@@ -135,12 +133,7 @@ def probe(settings: Settings) -> int | None:
     if protocol(settings.model) == "openai":
         base = openai_base_url(settings)
         return served_context(base, openai_model(base, name))
-    host = ollama_host(settings)
-    tags = ollama_tags(host, purpose="")
-    if ollama_tag(tags, name) is None:
-        raise ModelUnavailable(
-            f"Ollama at {host} has no model {name!r} (it has: {ollama_names(tags)}); run `ollama pull {name}`"
-        )
+    ollama_model(ollama_host(settings), name)
     return None
 
 
