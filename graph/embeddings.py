@@ -33,6 +33,7 @@ identity and the text's sha256, so a corpus is embedded once across sessions and
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import sqlite3
@@ -84,7 +85,7 @@ def resolve_embeddings(settings: Settings, embeddings: Any = None, home=None) ->
     if embeddings is not None or not needs_embeddings(settings):
         return embeddings
     model, identity = build_embeddings(settings)
-    cached = cache_embeddings(model, identity, home)
+    cached: Any = cache_embeddings(model, identity, home)  # Any: it gets an attribute Embeddings does not declare
     cached.identity = identity  # a corpus whose stored vectors have this identity shares them (nodes/_search.py)
     return cached
 
@@ -340,8 +341,9 @@ def sentence_transformers_embeddings(spec: str) -> tuple[Embeddings, str]:
     path = Path(spec).expanduser()
     target = str(path.resolve()) if path.exists() else spec
     try:
-        # heavy and optional: sentence-transformers (PyTorch) behind LangChain's integration package
-        from langchain_huggingface import HuggingFaceEmbeddings
+        # heavy and optional: sentence-transformers (PyTorch) behind LangChain's integration package, which
+        # saturate does not install (so imported by name: static tools need not resolve it)
+        HuggingFaceEmbeddings = importlib.import_module("langchain_huggingface").HuggingFaceEmbeddings
     except ImportError as exc:
         raise EmbeddingsUnavailable(
             f"embed_model {spec!r} is neither ollama:<model> nor an ONNX model path, so it is taken as a "

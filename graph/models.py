@@ -85,7 +85,8 @@ def reply_bounds(total_s: float, max_bytes: int = MAX_REPLY_BYTES) -> dict:
     def bound(response: httpx.Response) -> None:
         request = response.request
         deadline = request.extensions.get(_DEADLINE, time.monotonic() + total_s)
-        response.stream = _BoundedBody(response.stream, request, deadline, max_bytes)
+        if isinstance(response.stream, httpx.SyncByteStream):  # always, in the sync client these hooks are for
+            response.stream = _BoundedBody(response.stream, request, deadline, max_bytes)
 
     return {"request": [stamp], "response": [bound]}
 

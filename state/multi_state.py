@@ -10,6 +10,7 @@ rewritten whole by the node that owns them.
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
 from saturate.state.settings import Settings
@@ -53,7 +54,7 @@ def initial_multi_state(task: str, settings: Settings, sources: list[dict], note
     }
 
 
-def used_in_state(state: dict) -> dict:
+def used_in_state(state: Mapping[str, Any]) -> dict:
     """Calls and tokens the checkpointed state records, and whether the breaker already tripped."""
     rows = [*(state.get("loops") or []), *(state.get("usage") or [])]
     return {

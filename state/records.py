@@ -25,7 +25,7 @@ class SearchResult(BaseModel):
     title: str = ""
     snippet: str = Field("", description="Short body shown in the results; full pages never go into the state.")
     source: str = ""
-    score: float | None = Field(None, description="The source's retrieval score (BM25 for the local corpus).")
+    score: float | None = Field(default=None, description="The source's retrieval score (BM25 for the local corpus).")
 
 
 class RoundRecord(BaseModel):
@@ -95,20 +95,20 @@ class SourceRef(BaseModel):
 class AgentResult(BaseModel):
     outcome: Literal["answer", "no_results", "True", "False", "Invalid", "review"] = "answer"
     task: str
-    answer: str = Field("", description="The answer citing sources as [n]; for a claim, the verdict and why.")
+    answer: str = Field(default="", description="The answer citing sources as [n]; for a claim, the verdict and why.")
     short_answer: str = Field(
-        "",
+        default="",
         description="The answer itself in a few words (the question's last slot: a name, a date, yes/no); '' when "
         "the sources do not give it.",
     )
-    proof: str = Field("", description="For a claim: a compact markdown proof citing only evidence hits.")
+    proof: str = Field(default="", description="For a claim: a compact markdown proof citing only evidence hits.")
     sources: list[SourceRef] = Field(default_factory=list)
     stop_reason: str = ""
     rounds: int = 0
     debug: dict = Field(default_factory=dict, description="total_queries, total_pages_visited, errors ...")
-    thread_id: str = Field("", description="The session's thread: what resume, show and fork take.")
+    thread_id: str = Field(default="", description="The session's thread: what resume, show and fork take.")
     review: dict | None = Field(
-        None,
+        default=None,
         description="outcome `review`: the session is paused for a person (`review` setting) — what to review "
         "(`point` plan or answer, the queries or the answer); resume it with a decision.",
     )
