@@ -325,7 +325,7 @@ def check_main_guard() -> None:
         for sub in ast.walk(node):
             func = sub.func if isinstance(sub, ast.Call) else None
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if name == "run_batch":
+            if name == "run_batch" and isinstance(sub, ast.Call):
                 raise InputError(
                     f'{path} line {sub.lineno} calls run_batch outside `if __name__ == "__main__":`; the worker '
                     "processes import the script again and would run it too: put the call under that guard"

@@ -44,18 +44,18 @@ REVIEW = {"part": "review"}
 
 def route_after_gate(state: ResearchState) -> Literal["accepted", "stopped"]:
     """Accepted rounds (accept, epsilon_pass, cap) go to compress; a stop ends the loop."""
-    return "accepted" if state["current"].get("decision") in ACCEPTED else "stopped"
+    return "accepted" if (state.get("current") or {}).get("decision") in ACCEPTED else "stopped"
 
 
 def route_after_compress(state: ResearchState) -> Literal["next_round", "capped"]:
     """After the capped round the loop ends; otherwise the next round starts."""
-    return "capped" if state["current"].get("decision") == "cap" else "next_round"
+    return "capped" if (state.get("current") or {}).get("decision") == "cap" else "next_round"
 
 
 def route_after_plan(state: ResearchState) -> Literal["review", "planned"]:
     """Round 1's plan goes to a person first when ``review`` is plan or both."""
     review = settings_of(state).review
-    return "review" if review in ("plan", "both") and state["current"].get("round") == 1 else "planned"
+    return "review" if review in ("plan", "both") and (state.get("current") or {}).get("round") == 1 else "planned"
 
 
 def route_after_decide(state: ResearchState) -> Literal["need_more_search", "review", "result"]:

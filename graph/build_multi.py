@@ -55,14 +55,14 @@ def fan_out(state: MultiState) -> list[Send]:
         Send(
             "source_loop",
             {
-                "task": state["task"],
-                "settings": state["settings"],
+                "task": state.get("task", ""),
+                "settings": state.get("settings") or {},
                 "source": spec,
-                "planned": list(state.get("planned_queries") or [state["task"]]),
+                "planned": list(state.get("planned_queries") or [state.get("task", "")]),
                 "budget_seed": seed,
             },
         )
-        for spec in state["sources"]
+        for spec in state.get("sources") or []
     ]
 
 
@@ -86,15 +86,15 @@ def route_leads(state: MultiState) -> list[Send] | Literal["no_leads"]:
     ]
     if not followed:
         return "no_leads"
-    specs = {spec["name"]: spec for spec in state["sources"]}
+    specs = {spec["name"]: spec for spec in state.get("sources") or []}
     seen = list(dict.fromkeys(h["result"]["url"] for h in state.get("hits") or []))
     seed = used_in_state(state)
     return [
         Send(
             "follow",
             {
-                "task": state["task"],
-                "settings": state["settings"],
+                "task": state.get("task", ""),
+                "settings": state.get("settings") or {},
                 "source": specs[lead["source"]],
                 "leads": [lead],
                 "number": n,

@@ -33,6 +33,7 @@ identity and the text's sha256, so a corpus is embedded once across sessions and
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import sqlite3
@@ -49,9 +50,7 @@ from pydantic import SecretStr
 
 from saturate.graph.model_servers import (
     ollama_host,
-    ollama_names,
-    ollama_tag,
-    ollama_tags,
+    ollama_model,
     openai_base_url,
     openai_model,
     protocol,
@@ -86,7 +85,7 @@ def resolve_embeddings(settings: Settings, embeddings: Any = None, home=None) ->
     if embeddings is not None or not needs_embeddings(settings):
         return embeddings
     model, identity = build_embeddings(settings)
-    cached = cache_embeddings(model, identity, home)
+    cached: Any = cache_embeddings(model, identity, home)  # Any: it gets an attribute Embeddings does not declare
     cached.identity = identity  # a corpus whose stored vectors have this identity shares them (nodes/_search.py)
     return cached
 
@@ -342,8 +341,9 @@ def sentence_transformers_embeddings(spec: str) -> tuple[Embeddings, str]:
     path = Path(spec).expanduser()
     target = str(path.resolve()) if path.exists() else spec
     try:
-        # heavy and optional: sentence-transformers (PyTorch) behind LangChain's integration package
-        from langchain_huggingface import HuggingFaceEmbeddings
+        # heavy and optional: sentence-transformers (PyTorch) behind LangChain's integration package, which
+        # saturate does not install (so imported by name: static tools need not resolve it)
+        HuggingFaceEmbeddings = importlib.import_module("langchain_huggingface").HuggingFaceEmbeddings
     except ImportError as exc:
         raise EmbeddingsUnavailable(
             f"embed_model {spec!r} is neither ollama:<model> nor an ONNX model path, so it is taken as a "
@@ -372,12 +372,7 @@ def ollama_embeddings(settings: Settings) -> tuple[Embeddings, str]:
     if not name:
         raise EmbeddingsUnavailable("embed_model 'ollama:' names no model: e.g. ollama:nomic-embed-text")
     host = ollama_host(settings)
-    tag = ollama_tag(ollama_tags(host, EmbeddingsUnavailable, " for the embeddings"), name)
-    if tag is None:
-        raise EmbeddingsUnavailable(
-            f"Ollama at {host} has no embedding model {name!r} (it has: "
-            f"{ollama_names(ollama_tags(host, EmbeddingsUnavailable))}); run `ollama pull {name}`"
-        )
+    tag = ollama_model(host, name, EmbeddingsUnavailable, " for the embeddings", what="embedding model")
     digest = str(tag.get("digest") or "")
     # heavy: langchain_ollama (and its ollama client) only for an ollama: embed_model
     from langchain_ollama import OllamaEmbeddings

@@ -38,14 +38,18 @@ INSTRUCTIONS = (
     "`runs` lists the sessions."
 )
 
+
 # every setting, each optional: what a client may override (the defaults and SATURATE_* variables give the rest)
-SettingsOverrides = create_model(
-    "SettingsOverrides",
-    **{
-        name: (field.annotation | None, Field(None, description=field.description))
-        for name, field in Settings.model_fields.items()
-    },
-)
+def _optional(annotation: Any) -> Any:
+    """A setting's type, or None (a setting the client leaves out)."""
+    return annotation | None
+
+
+_OVERRIDE_FIELDS: dict[str, Any] = {
+    name: (_optional(field.annotation), Field(None, description=field.description))
+    for name, field in Settings.model_fields.items()
+}
+SettingsOverrides = create_model("SettingsOverrides", **_OVERRIDE_FIELDS)
 
 
 class Cited(BaseModel):

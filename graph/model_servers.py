@@ -80,6 +80,19 @@ def ollama_names(tags: list[dict]) -> str:
     return ", ".join(sorted({str(t.get("name") or t.get("model")) for t in tags})) or "none"
 
 
+def ollama_model(
+    host: str, name: str, error: type[BadInput] = ModelUnavailable, purpose: str = "", what: str = "model"
+) -> dict:
+    """The tag of model ``name`` on Ollama at ``host`` (the start-up probe of the chat model and the embeddings);
+    ``error`` naming the host when it does not answer, or what it holds when the model is not there (``what``:
+    ``model``, ``embedding model``)."""
+    tags = ollama_tags(host, error, purpose)
+    tag = ollama_tag(tags, name)
+    if tag is None:
+        raise error(f"Ollama at {host} has no {what} {name!r} (it has: {ollama_names(tags)}); run `ollama pull {name}`")
+    return tag
+
+
 # --- OpenAI-compatible -----------------------------------------------------------------------------------------
 
 

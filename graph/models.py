@@ -26,9 +26,7 @@ from pydantic import SecretStr
 from saturate.graph.model_servers import (
     ModelUnavailable,
     ollama_host,
-    ollama_names,
-    ollama_tag,
-    ollama_tags,
+    ollama_model,
     openai_base_url,
     openai_model,
     protocol,
@@ -87,7 +85,8 @@ def reply_bounds(total_s: float, max_bytes: int = MAX_REPLY_BYTES) -> dict:
     def bound(response: httpx.Response) -> None:
         request = response.request
         deadline = request.extensions.get(_DEADLINE, time.monotonic() + total_s)
-        response.stream = _BoundedBody(response.stream, request, deadline, max_bytes)
+        if isinstance(response.stream, httpx.SyncByteStream):  # always, in the sync client these hooks are for
+            response.stream = _BoundedBody(response.stream, request, deadline, max_bytes)
 
     return {"request": [stamp], "response": [bound]}
 
@@ -135,12 +134,7 @@ def probe(settings: Settings) -> int | None:
     if protocol(settings.model) == "openai":
         base = openai_base_url(settings)
         return served_context(base, openai_model(base, name))
-    host = ollama_host(settings)
-    tags = ollama_tags(host, purpose="")
-    if ollama_tag(tags, name) is None:
-        raise ModelUnavailable(
-            f"Ollama at {host} has no model {name!r} (it has: {ollama_names(tags)}); run `ollama pull {name}`"
-        )
+    ollama_model(ollama_host(settings), name)
     return None
 
 

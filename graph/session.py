@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -108,7 +109,7 @@ def new_thread_id() -> str:
     return time.strftime("s%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-def config(thread_id: str) -> dict:
+def config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
 
@@ -427,7 +428,7 @@ def interrupt_between_steps() -> Iterator:
 
 
 def start(
-    initial: dict,
+    initial: Mapping[str, Any],
     thread_id: str | None,
     home,
     chat_model: Any = None,
@@ -570,7 +571,7 @@ def list_sessions(home=None, database_url: str | None = None) -> list[dict]:
                     "thread": thread_id,
                     "task": v.get("task", ""),
                     # a multi-source session has no rounds: its source queries are counted
-                    "rounds": len(v.get("queries") if kind == "multi" else v.get("records") or []),
+                    "rounds": len((v.get("queries") if kind == "multi" else v.get("records")) or []),
                     "status": status_of(snap),
                     "updated": snap.created_at,
                 }

@@ -23,13 +23,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from saturate.sources.cache import SearchCache
 from saturate.sources.pages import SqlitePageStore
 from saturate.sources.postgres import SCHEMA, PgPageStore, PgSearchCache
 from saturate.state.errors import BadInput
 from saturate.state.settings import ENV_PREFIX, check_database_url, mask_url, scrub_password
+
+if TYPE_CHECKING:  # the optional extra, for annotations only
+    from psycopg import Connection
+    from psycopg.rows import DictRow
+    from psycopg_pool import ConnectionPool
 
 # psycopg and its pool log a lost server's connections ("discarding closed connection", "error ignored
 # terminating <psycopg.Pipeline [BAD]>") as warnings; with no logging set up, Python's last-resort handler printed
@@ -111,7 +116,7 @@ def unreachable(url: str, err: BaseException) -> StorageError:
     )
 
 
-def pool(url: str):
+def pool(url: str) -> ConnectionPool[Connection[DictRow]]:
     """This process's connection pool for ``url`` (autocommit, dict rows, no prepared statements: what
     ``PostgresSaver`` expects), with the tables created. A first direct connection gives a clear error at once
     instead of a pool timeout."""
@@ -136,7 +141,7 @@ def pool(url: str):
         )
         _POOLS[key] = made
     _setup(url, made)
-    return made
+    return cast("ConnectionPool[Connection[DictRow]]", made)  # dict rows: the row_factory of its connections
 
 
 def _setup(url: str, conn_pool) -> None:

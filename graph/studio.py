@@ -38,6 +38,7 @@ import inspect
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -197,11 +198,11 @@ def studio_node(func, fill=complete_input, context=context_for):
 
     def node(state: ResearchState, runtime: Runtime[StudioContext]) -> dict:
         added = fill(state)
-        state = {**state, **added}
+        full = {**state, **added}
         if not takes_runtime:
-            return {**added, **(func(state) or {})}
-        settings = Settings.model_validate(state["settings"])
-        update = func(state, runtime.override(context=context(settings, runtime.context, runtime)))
+            return {**added, **(func(full) or {})}
+        settings = Settings.model_validate(full["settings"])
+        update = func(full, runtime.override(context=context(settings, runtime.context, runtime)))
         return {**added, **(update or {})}
 
     node.__name__ = getattr(func, "__name__", "node")
@@ -209,14 +210,20 @@ def studio_node(func, fill=complete_input, context=context_for):
     return node
 
 
-def _rebuild(base: StateGraph, state_schema, output_schema, name: str, wrap, checkpointer=None):
+def _node_function(runnable: Any) -> Callable:
+    """The function a built graph's node runs: ``StateGraph.add_node`` turns every action into a
+    ``RunnableCallable``, which keeps the function as ``func``."""
+    return runnable.func
+
+
+def _rebuild(base: StateGraph[Any, Any, Any, Any], state_schema, output_schema, name: str, wrap, checkpointer=None):
     """``base``'s nodes (each wrapped by ``wrap``, with its own input schema) and edges, with the server's
     input, output and context schemas."""
     g = StateGraph(state_schema, context_schema=StudioContext, input_schema=StudioInput, output_schema=output_schema)
     for node_name, spec in base.nodes.items():
         g.add_node(
             node_name,
-            wrap(spec.runnable.func),
+            wrap(_node_function(spec.runnable)),
             metadata=spec.metadata,
             retry_policy=spec.retry_policy,
             input_schema=spec.input_schema,

@@ -29,6 +29,7 @@ import json
 import os
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START
 
 from saturate.graph import storage
@@ -47,7 +48,7 @@ ROUND_ENTRY = dict(_BUILDER.edges)[START]
 FALLBACK_WRITER = next(
     name
     for name, branches in _BUILDER.branches.items()
-    if _BUILDER.nodes[name].metadata.get("part") == "round"
+    if (_BUILDER.nodes[name].metadata or {}).get("part") == "round"
     and any(ROUND_ENTRY in (b.ends or {}).values() for b in branches.values())
 )
 
@@ -186,7 +187,16 @@ def fork(
         return _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler, overrides)
 
 
-def _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler, overrides):
+def _fork(
+    thread_id: str,
+    round: int,
+    new_thread: str | None,
+    home: str | os.PathLike | None,
+    chat_model: Any,
+    source: Any,
+    stream_handler,
+    overrides: dict[str, Any],
+):
     home_path = home_dir(home)
     new_thread = new_thread or f"{thread_id}-fork{round}-{os.urandom(2).hex()}"
     with open_checkpointer(home_path) as saver:
@@ -197,7 +207,7 @@ def _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler
             raise InputError(f"thread {thread_id!r} is a multi-source session: fork covers single-loop sessions")
         graph = graph_for(kind, saver)
         snaps = branch(graph, thread_id)
-        points = {fork_round_of(s): s for s in snaps if fork_round_of(s) is not None}
+        points = {n: s for s in snaps if (n := fork_round_of(s)) is not None}
         if round not in points:
             recs = snaps[-1].values.get("records") or []
             last = next((r for r in recs if r["round"] == round), None)
@@ -225,7 +235,7 @@ def _fork(thread_id, round, new_thread, home, chat_model, source, stream_handler
             update: dict[str, Any] = {"settings": new.model_dump()}
             if "seed" in changes and new.seed is not None:  # a new seed restarts the ε generator's stream
                 update["rng"] = {"seed": new.seed, "draws": point.values["rng"]["draws"]}
-            cfg = {
+            cfg: RunnableConfig = {
                 **config(new_thread),
                 "metadata": {
                     "forked_from": thread_id,

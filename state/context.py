@@ -43,7 +43,7 @@ class SearchSource(Protocol):
 class PageStore(Protocol):
     """Full page texts kept beside the checkpoint, keyed by URL."""
 
-    def put(self, url: str, text: str) -> None: ...
+    def put(self, url: str, text: str) -> bool | None: ...  # False: the store bypassed it (the page is not kept)
 
     def get(self, url: str) -> str | None: ...
 

@@ -118,7 +118,7 @@ def run(args) -> int:
                 url = None
                 if backend == "postgres":
                     name = f"bench_{workers}_{os.getpid()}"
-                    url = server.createdb(name) if server else _create_db(base_url, name)
+                    url = server.createdb(name) if server else _create_db(base_url or "", name)
                 results[backend][workers] = _cell(tasks, corpus, workers, home, url)
                 storage.close_pools()
     finally:

@@ -149,6 +149,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m saturate.graph.bench.model", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m saturate.graph.bench.model", description=(__doc__ or "").splitlines()[0]
+    )
     add_arguments(parser)
     sys.exit(run(parser.parse_args()))

@@ -55,6 +55,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 from saturate.graph.api import InputError
 from saturate.graph.bench.research import SETS, load_jsonl
@@ -205,7 +206,7 @@ def audit_by_kind(runs: list[dict]) -> dict:
 
 def summarize(runs: list[dict]) -> dict:
     n = len(runs) or 1
-    out = {
+    out: dict[str, Any] = {
         k: round(sum(r[k] for r in runs) / n, 4)
         for k in ("gold_recall", "gold", "relevant", "results", "searches", "seconds")
     }
@@ -453,7 +454,9 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.multi", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m saturate.graph.bench.multi", description=(__doc__ or "").splitlines()[0]
+    )
     add_arguments(p)
     return run(p.parse_args(argv))
 

@@ -182,7 +182,9 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.natural", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m saturate.graph.bench.natural", description=(__doc__ or "").splitlines()[0]
+    )
     add_arguments(p)
     return run(p.parse_args(argv))
 

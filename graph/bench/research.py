@@ -353,7 +353,9 @@ def interpolate(curve: list[tuple[float, float]], x: float) -> float | None:
 def gain_vs_fixed(summary: dict, policy: str = "saturate") -> float | None:
     """The policy's recall minus fixed-N's at the same mean searches (recall points, 0.01 = 1 point)."""
     s = summary.get(policy)
-    at = interpolate(fixed_curve(summary), s["searches"]) if s else None
+    if not s:
+        return None
+    at = interpolate(fixed_curve(summary), s["searches"])
     return None if at is None else round(s["gold_recall"] - at, 4)
 
 
@@ -642,7 +644,9 @@ def run(args) -> int:
             enabled = monitor.enable_next_benchmark()
             if enabled and not args.json:
                 print(f"monitor: enabled new benchmark {enabled} for this cycle", file=sys.stderr)
-            config = monitor.harness()["config"]
+            harness = monitor.harness()
+            assert harness is not None  # registered by init_harness above
+            config = harness["config"]
         else:
             config = default_harness(args.data)
         thresholds = config["thresholds"]
@@ -731,7 +735,9 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.research", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m saturate.graph.bench.research", description=(__doc__ or "").splitlines()[0]
+    )
     add_arguments(p)
     return run(p.parse_args(argv))
 

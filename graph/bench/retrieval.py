@@ -120,7 +120,12 @@ def run(args) -> int:
         tasks = load_jsonl(tasks_path)[: args.limit] if args.limit else load_jsonl(tasks_path)
         corpus = open_wiki(index) if name == "webq" else LocalCorpus.open(data / name / "corpus.jsonl", index)
         t0 = time.perf_counter()
-        corpus.attach_vectors(model, identity, 1.0, lambda d, n, name=name: d == n and say(f"{name}: {n:,} vectors"))
+
+        def vectors_built(done: int, total: int, name: str = name) -> None:  # one line once the vectors are complete
+            if done == total:
+                say(f"{name}: {total:,} vectors")
+
+        corpus.attach_vectors(model, identity, 1.0, vectors_built)
         built[name] = round(time.perf_counter() - t0, 1)
         sets[name] = (corpus, tasks)
     graph = build_graph()
@@ -156,7 +161,9 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.retrieval", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m saturate.graph.bench.retrieval", description=(__doc__ or "").splitlines()[0]
+    )
     add_arguments(p)
     return run(p.parse_args(argv))
 

@@ -142,12 +142,14 @@ def evaluate(ts: list[Trajectory], settings) -> dict:
     searches = sum(s for _, s in runs) / len(runs)
     curve = sorted(fixed_n(ts, n) for n in range(1, 6))
     s5, r5 = curve[-1]
+    fixed_at = interpolate(curve, searches)
+    assert fixed_at is not None  # the curve has its five points
     out = {
         "recall": round(recall, 4),
         "searches": round(searches, 3),
         "keeps": round(recall / r5, 4) if r5 else 1.0,
         "search_share": round(searches / s5, 4) if s5 else 0.0,
-        "gain": round(recall - interpolate(curve, searches), 4),
+        "gain": round(recall - fixed_at, 4),
         "tasks": len(ts),
     }
     out["shortfall"] = shortfall(out)
@@ -274,6 +276,7 @@ def run(args) -> int:
         rows += [{"fill_p": fill, **r} for r in fill_rows]
         if chosen is None or _better(pick_row, chosen):
             best_fill, chosen = fill, pick_row
+    assert chosen is not None  # by_fill has a trajectory set for each fill_p tried, at least the current one
     traj = by_fill[current_fill]
     pooled_a = [t for ts in traj.values() for t in ts if t.half == "A"]
     current = load_settings(overrides, env={})
@@ -349,7 +352,7 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.tune", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m saturate.graph.bench.tune", description=(__doc__ or "").splitlines()[0])
     add_arguments(p)
     return run(p.parse_args(argv))
 

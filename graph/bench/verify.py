@@ -439,6 +439,8 @@ def run(args) -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m saturate.graph.bench.verify", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m saturate.graph.bench.verify", description=(__doc__ or "").splitlines()[0]
+    )
     add_arguments(parser)
     sys.exit(run(parser.parse_args()))

@@ -49,7 +49,7 @@ def settle(result, thread: str, args: argparse.Namespace, task: str):
     from saturate.graph.api import resume  # heavy: as above
 
     while result.outcome == "review":
-        decision = ask(result.review) if interactive(args) else None
+        decision = ask(result.review or {}) if interactive(args) else None
         if decision is None:
             return result, print_waiting(result, thread, args.json)
         live = make_progress(args, task)

@@ -24,7 +24,7 @@ def flag(name: str) -> str:
 
 def default_text(name: str) -> str:
     field = Settings.model_fields[name]
-    d = field.default_factory() if field.default_factory is not None else field.default
+    d = field.get_default(call_default_factory=True)  # the factory's value, else the default (or PydanticUndefined)
     if isinstance(d, (dict, list, tuple)):
         return json.dumps(d) if d or isinstance(d, dict) else "empty"
     return "unset" if d is None or d is PydanticUndefined else str(d)

@@ -222,7 +222,7 @@ class Monitor:
                     "INSERT INTO harness_versions (version, created_ts, config, note) VALUES (1, ?, ?, 'initial')",
                     (self._now(now), dumps(config)),
                 )
-        return self.store.current_version()
+        return _present(self.store.current_version(), "the harness version just registered")
 
     def harness(self) -> dict | None:
         """The current harness version: version, config, parent, new_checks, flags..."""
@@ -274,7 +274,7 @@ class Monitor:
                 f"VALUES (?, ?, {', '.join('?' * len(METRICS))}, ?, ?, ?)",
                 (ts, version, *values, score, level, dumps(snapshot)),
             )
-            cycle_id = cur.lastrowid
+            cycle_id = _inserted_id(cur)
             c.execute(
                 f"INSERT INTO aggregates (id, ts, score, level, harness_version, {', '.join(METRICS)}) "
                 f"VALUES (?, ?, ?, ?, ?, {', '.join('?' * len(METRICS))})",
@@ -345,15 +345,17 @@ class Monitor:
             raise MonitorError(f"unknown expansion kind {kind!r}; one of {', '.join(EXPANSION_KINDS.values())}")
         ts = self._now(now)
         current = self.store.current_version()
-        last = self.store.one("SELECT MAX(id) AS id FROM aggregates")["id"]
+        last = _present(self.store.one("SELECT MAX(id) AS id FROM aggregates"), "MAX(id)")["id"]
         if score_at_trigger is None and last is not None:
             score_at_trigger = self.aggregate()["rolling_metrics"]["avg_saturation_score"]
         with self.store.tx() as c:
-            exp_id = c.execute(
-                "INSERT INTO expansions (ts, kind, status, cycle_id, trigger_reason, urgency, score_at_trigger) "
-                "VALUES (?, ?, 'pending', ?, ?, ?, ?)",
-                (ts, kind, last, reason or f"started by hand ({kind})", urgency, score_at_trigger),
-            ).lastrowid
+            exp_id = _inserted_id(
+                c.execute(
+                    "INSERT INTO expansions (ts, kind, status, cycle_id, trigger_reason, urgency, score_at_trigger) "
+                    "VALUES (?, ?, 'pending', ?, ?, ?, ?)",
+                    (ts, kind, last, reason or f"started by hand ({kind})", urgency, score_at_trigger),
+                )
+            )
         proposals = compute_proposals(
             current["config"] if current else None,
             self.store.last_snapshot(),
@@ -376,7 +378,7 @@ class Monitor:
                 "UPDATE expansions SET answer = ?, sources = ?, research_error = ? WHERE id = ?",
                 (answer, dumps(sources), error, exp_id),
             )
-        return self.expansion(exp_id)
+        return _present(self.expansion(exp_id), f"expansion {exp_id}")
 
     def approve(self, expansion_id: int, approver: str, now: Any = None, proposals: list[dict] | None = None) -> dict:
         """Approve a pending expansion. ``proposals``: the human's amended list instead of the stored one.
@@ -437,7 +439,7 @@ class Monitor:
         )  # RatchetError: nothing applied
         ts = self._now(now)
         with self.store.tx() as c:
-            if self.store.current_version()["version"] != current["version"]:
+            if (self.store.current_version() or {}).get("version") != current["version"]:
                 raise MonitorError("the harness changed while applying; try again")
             version = c.execute("SELECT MAX(version) FROM harness_versions").fetchone()[0] + 1
             c.execute("UPDATE harness_versions SET archived = 1 WHERE version = ?", (current["version"],))
@@ -457,7 +459,7 @@ class Monitor:
             c.execute(
                 "UPDATE expansions SET status = 'applied', applied_version = ? WHERE id = ?", (version, exp["id"])
             )
-        return self.store.version(version)
+        return _present(self.store.version(version), f"harness version {version}")
 
     def enable_next_benchmark(self, now: Any = None) -> str | None:
         """Enable the first disabled benchmark of the current version: at most one per recorded cycle.
@@ -567,6 +569,20 @@ class Monitor:
                 {"version": v["version"], "note": v["note"]} for v in self.store.versions() if v["flagged_for_review"]
             ],
         }
+
+
+def _present(row: dict | None, what: str) -> dict:
+    """A row the caller has just written (or that always exists); MonitorError if it is not there."""
+    if row is None:
+        raise MonitorError(f"{what} is not in the monitor's database")
+    return row
+
+
+def _inserted_id(cursor: Any) -> int:
+    """The id of the row an INSERT just added (a DB-API cursor's ``lastrowid`` is optional in its type)."""
+    if cursor.lastrowid is None:
+        raise MonitorError("the monitor's database added no row")
+    return cursor.lastrowid
 
 
 def cycle_name(row_id: int) -> str:

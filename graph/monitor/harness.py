@@ -65,7 +65,8 @@ def check_config(config: Any) -> dict:
     return json.loads(json.dumps(config))
 
 
-def _check_benchmark(b: Any) -> None:
+def _check_benchmark(b: Any) -> dict:
+    """``b`` when it is a well-formed benchmark entry; MonitorError saying what is wrong otherwise."""
     if not isinstance(b, dict) or not isinstance(b.get("name"), str) or not b["name"]:
         raise MonitorError(f"a benchmark needs a non-empty string name (got {b!r})")
     if not isinstance(b.get("tasks"), str) or not b["tasks"]:
@@ -74,6 +75,7 @@ def _check_benchmark(b: Any) -> None:
         raise MonitorError(f"benchmark {b['name']!r}: corpus must be a path or null")
     if not isinstance(b.get("enabled"), bool):
         raise MonitorError(f"benchmark {b['name']!r}: enabled must be true or false")
+    return b
 
 
 # ---------------------------------------------------------------- the ratchet
@@ -120,7 +122,7 @@ def apply_proposals(config: dict, proposals: list[dict]) -> tuple[dict, list[str
         kind = p.get("kind") if isinstance(p, dict) else None
         if kind == "raise_threshold":
             name = p.get("name")
-            if name not in old["thresholds"]:
+            if not isinstance(name, str) or name not in old["thresholds"]:
                 raise RatchetError(f"proposal {i}: unknown threshold {name!r}; only existing thresholds can be raised")
             to = p.get("to")
             if isinstance(to, bool) or not isinstance(to, (int, float)) or not math.isfinite(to):
@@ -140,7 +142,7 @@ def apply_proposals(config: dict, proposals: list[dict]) -> tuple[dict, list[str
             raised.append(name)
         elif kind == "add_benchmark":
             b = p.get("benchmark")
-            _check_benchmark({**b, "enabled": False} if isinstance(b, dict) else b)
+            b = _check_benchmark({**b, "enabled": False} if isinstance(b, dict) else b)
             if any(x["name"] == b["name"] for x in new["benchmarks"]):
                 raise RatchetError(
                     f"proposal {i}: benchmark {b['name']!r} already exists; adding it would replace it "

@@ -169,10 +169,11 @@ def check_metrics(metrics: dict) -> dict:
 
 def regression_pass_rate(recall_now: dict[str, float], recall_previous: dict[str, float] | None) -> float:
     """Share of tasks (present in both cycles) whose recall did not drop; 1.0 without a comparison."""
-    common = set(recall_now) & set(recall_previous or {})
+    previous = recall_previous or {}
+    common = set(recall_now) & set(previous)
     if not common:
         return 1.0
-    return sum(recall_now[t] >= recall_previous[t] - 1e-12 for t in common) / len(common)
+    return sum(recall_now[t] >= previous[t] - 1e-12 for t in common) / len(common)
 
 
 # ---------------------------------------------------------------- PART 2: the rolling window, consistency

@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 SNAPSHOT_RETENTION_DAYS = 90
 SCHEMA_VERSION = 2
@@ -220,6 +220,10 @@ class Store:
         return json.loads(row["snapshot"]) if row else None
 
 
+@overload
+def _decode_version(row: dict) -> dict: ...
+@overload
+def _decode_version(row: dict | None) -> dict | None: ...
 def _decode_version(row: dict | None) -> dict | None:
     if row is None:
         return None
@@ -232,6 +236,10 @@ def _decode_version(row: dict | None) -> dict | None:
     }
 
 
+@overload
+def _decode_expansion(row: dict) -> dict: ...
+@overload
+def _decode_expansion(row: dict | None) -> dict | None: ...
 def _decode_expansion(row: dict | None) -> dict | None:
     if row is None:
         return None

@@ -283,7 +283,7 @@ def layout(d: Diagram) -> Layout:
     col_w = max(node_w.values()) + COL_GAP
     X = lambda c: c * col_w  # noqa: E731
     Y = lambda n: layer[n] * (NODE_H + LAYER_GAP)  # noqa: E731
-    boxes = {n: (X(col[n]), Y(n), node_w[n], NODE_H) for n in d.nodes}
+    boxes: dict[str, tuple[float, float, float, float]] = {n: (X(col[n]), Y(n), node_w[n], NODE_H) for n in d.nodes}
 
     small = FONT - 3
     labels = {(s, t): lab for s, t, _, lab in d.edges}
@@ -488,7 +488,7 @@ def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
     ax.axis("off")
     pt = 72 / 100  # px -> points at 100 px per inch
     dash = (0, (6 / 1.6, 4 / 1.6))
-    text = dict(family="DejaVu Sans Mono")
+    family = "DejaVu Sans Mono"
     for p in lay.paths:
         verts, codes = [], []
         for c in rounded(p.points):
@@ -519,7 +519,7 @@ def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
                 fontsize=(FONT - 3) * pt,
                 va="center",
                 ha={"start": "left", "end": "right", "middle": "center"}[anchor],
-                **text,
+                family=family,
             )
     for n, (x, y, w, h) in lay.boxes.items():
         fill, stroke, color, r = _style(n, d)
@@ -534,12 +534,12 @@ def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
                 linewidth=1.6 * pt,
             )
         )
-        ax.text(x, y, label(n), ha="center", va="center", fontsize=FONT * pt, color=color, **text)
+        ax.text(x, y, label(n), ha="center", va="center", fontsize=FONT * pt, color=color, family=family)
     ly = lay.height - MARGIN / 2 - 6
     ax.plot([MARGIN, MARGIN + 34], [ly, ly], color=EDGE, linewidth=1.6 * pt)
-    ax.text(MARGIN + 42, ly, "edge", color=EDGE, fontsize=(FONT - 3) * pt, va="center", **text)
+    ax.text(MARGIN + 42, ly, "edge", color=EDGE, fontsize=(FONT - 3) * pt, va="center", family=family)
     ax.plot([MARGIN + 100, MARGIN + 134], [ly, ly], color=COND, linewidth=1.6 * pt, linestyle=dash)
-    ax.text(MARGIN + 142, ly, "conditional edge", color=COND, fontsize=(FONT - 3) * pt, va="center", **text)
+    ax.text(MARGIN + 142, ly, "conditional edge", color=COND, fontsize=(FONT - 3) * pt, va="center", family=family)
     path = Path(path)
     fig.savefig(
         path,

@@ -33,10 +33,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from saturate.graph.views.diagram import node_metadata
 from saturate.state.text import printable
+
+if TYPE_CHECKING:  # rich is imported when a console is made (the CLI's --help stays fast)
+    from rich.console import Console
 
 STREAM_MODE = ["updates", "custom", "tasks"]
 
@@ -185,7 +188,7 @@ class Progress:
         task: str = "",
         style: str = "rich",
         file: TextIO | None = None,
-        console=None,
+        console: Console | None = None,
         threshold: float | None = None,
         graph=None,
     ):
@@ -197,14 +200,14 @@ class Progress:
         self.threshold = threshold
         self.rounds: list[dict] = []  # the round events seen, in order
         self.status: str | None = None  # what the spinner says
-        self._printed: set[int] = set()
+        self._printed: set[int | None] = set()  # the rounds whose line is out
         self._graph = graph
         self._metadata: dict[str, dict] | None = None  # node -> metadata, read from the graph when needed
         self._step: tuple[str, str | None] | None = None  # the running task's step text and part
         self._round: int | None = None  # the latest round number the stream mentioned
         self._found: dict[int, str] = {}  # round -> "4 new / 5 results" (its search event)
         self._status = None
-        self._console = console
+        self._console: Console | None = console
         self.header: str | None = None  # printed before the first event (rich): nothing shows before a run starts
         self._bar = None  # the progress bar of a first vector build (index_progress)
         self._bar_task = None
@@ -214,6 +217,13 @@ class Progress:
             self._console = Console(file=file or sys.stderr, highlight=False, soft_wrap=True)
 
     # ------------------------------------------------------------ plumbing
+
+    @property
+    def _rich(self) -> Console:
+        """The console the rich style prints to (the jsonl style has none)."""
+        if self._console is None:
+            raise RuntimeError("a jsonl progress view has no console")
+        return self._console
 
     def __enter__(self) -> Progress:
         return self
@@ -232,7 +242,7 @@ class Progress:
     def __call__(self, item: Any) -> None:
         if self.header is not None and self.style == "rich":
             header, self.header = self.header, None
-            self._console.print(printable(header), markup=False)
+            self._rich.print(printable(header), markup=False)
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             mode, chunk = item
         else:  # a plain 'updates' chunk (handler used without stream_mode)
@@ -256,11 +266,11 @@ class Progress:
             return
         if self.header is not None:
             header, self.header = self.header, None
-            self._console.print(printable(header), markup=False)
+            self._rich.print(printable(header), markup=False)
         what = f"indexing the corpus by meaning (once): {{}} / {total:,} documents"
-        if not self._console.is_terminal:
+        if not self._rich.is_terminal:
             if done <= 16 or done >= total:
-                self._console.print(what.format(f"{done:,}"), markup=False)
+                self._rich.print(what.format(f"{done:,}"), markup=False)
             return
         if self._bar is None:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn  # rich: as above
@@ -270,16 +280,17 @@ class Progress:
                 BarColumn(),
                 TextColumn("{task.completed:,}/{task.total:,} documents"),
                 TimeRemainingColumn(),
-                console=self._console,
+                console=self._rich,
                 transient=True,
             )
             self._bar.start()
             self._bar_task = self._bar.add_task("index", total=total)
-        self._bar.update(self._bar_task, completed=done)
+        if self._bar_task is not None:  # set with the bar
+            self._bar.update(self._bar_task, completed=done)
         if done >= total:
             self._bar.stop()
             self._bar = None
-            self._console.print(what.format(f"{total:,}"), markup=False)
+            self._rich.print(what.format(f"{total:,}"), markup=False)
 
     def _custom(self, ev: dict) -> None:
         kind = ev.get("event")
@@ -385,16 +396,16 @@ class Progress:
         text = Text()
         for s, style in parts:
             text.append(s, style=style or None)
-        self._console.print(text)
+        self._rich.print(text)
 
     def _spin(self, message: str) -> None:
         if self.style != "rich" or not message:
             return
         self.status = message
-        if not self._console.is_terminal:
+        if not self._rich.is_terminal:
             return
         if self._status is None:
-            self._status = self._console.status(message, spinner="dots")
+            self._status = self._rich.status(message, spinner="dots")
             self._status.start()
         else:
             self._status.update(message)

@@ -411,65 +411,103 @@ def slots_html(slots: list[dict]) -> str:
 
 
 def render_html(view: dict) -> str:
-    """The report page (a string of self-contained HTML), of either kind of session."""
+    """The report page (a string of self-contained HTML), of either kind of session: one function per section."""
     if is_multi(view):
         return render_multi_html(view)
-    task = view["task"]
-    settings = view["settings"]
-    threshold = settings.get("novelty_threshold")
-    mode = settings.get("mode", "saturate")
-    records = view["records"]
-    result = view.get("result") or {}
-    decisions = [r.get("decision") for r in records]
-    duration = (ts(view["updated"]) - ts(view["created"])).total_seconds()
-    errors = [(r["round"], e) for r in records for e in r.get("errors") or []]
-    page_errors = [p for p in view["pages"] if p.get("status") == "error"]
-    parts: list[str] = []
-    add = parts.append
+    parts = [
+        *_header_html(view),
+        *_cards_html(view),
+        *_result_html(view),  # result first: what the reader came for
+        *_timeline_html(view),
+        *_sources_html(view),
+        *_enrichment_html(view),
+        *_errors_html(view),
+        *_knowledge_html(view),
+        # settings: the loop's knobs and whatever differs from the default up front, the rest folded
+        *settings_section(view["settings"], KEY_SETTINGS, set((view.get("origin") or {}).get("changes") or {})),
+        *_checkpoints_html(view),
+        _footer_html(view),
+    ]
+    return page(f"saturate · {view['task'][:80]}", parts)
 
+
+def _round_errors(view: dict) -> list[tuple[int, str]]:
+    """(round, error) of every error the rounds recorded."""
+    return [(r["round"], e) for r in view["records"] for e in r.get("errors") or []]
+
+
+def _page_errors(view: dict) -> list[dict]:
+    """The enrichment's pages that failed."""
+    return [p for p in view["pages"] if p.get("status") == "error"]
+
+
+def _cited(view: dict) -> set[int]:
+    """The source numbers the answer cites (none before there is an answer)."""
+    result = view.get("result") or {}
+    return cited_numbers(result.get("answer", "")) if result else set()
+
+
+def _header_html(view: dict) -> list[str]:
+    """The kicker, the task as the title, when/what/how the session ran, and where a fork came from."""
+    settings = view["settings"]
+    result = view.get("result") or {}
+    duration = (ts(view["updated"]) - ts(view["created"])).total_seconds()
     status = (
         "finished" if result else (f"not finished — next step: {', '.join(view['next'])}" if view["next"] else "empty")
     )
-    add(f'<div class="kicker">saturate · session report · thread {thread_span(view["thread"])}</div>')
-    add(f"<h1>{_e(task)}</h1>")
-    add(
+    parts = [
+        f'<div class="kicker">saturate · session report · thread {thread_span(view["thread"])}</div>',
+        f"<h1>{_e(view['task'])}</h1>",
         f'<div class="meta">started <b>{_e(fmt_time(view["created"]))}</b> · '
         f"last step <b>{_e(fmt_time(view['updated']))}</b> "
         f"({duration:.2f} s) · source <b>{_e(settings.get('source'))}</b>"
-        f"{(' (' + _e(settings.get('corpus')) + ')') if settings.get('corpus') else ''} · mode <b>{_e(mode)}</b> · "
-        f"{_e(status)}</div>"
-    )
+        f"{(' (' + _e(settings.get('corpus')) + ')') if settings.get('corpus') else ''} · "
+        f"mode <b>{_e(settings.get('mode', 'saturate'))}</b> · "
+        f"{_e(status)}</div>",
+    ]
     origin = view.get("origin")
     if origin:
         changes = (
             ", ".join(f"{k} {v[0]!r} → {v[1]!r}" for k, v in (origin.get("changes") or {}).items())
             or "no setting changed"
         )
-        add(
+        parts.append(
             f'<p class="meta">Forked on {_e(fmt_time(origin.get("at")))} from thread '
             f'<span class="mono">{_e(origin["thread"])}</span> after round '
             f"<b>{_e(origin.get('round'))}</b> "
             f'(checkpoint <span class="mono">{_e(origin.get("checkpoint_id"))}</span>): {_e(changes)}. '
             f"Rounds up to {_e(origin.get('round'))} are inherited.</p>"
         )
+    return parts
 
+
+def _cards_html(view: dict) -> list[str]:
+    """The numbers at a glance: rounds, sources, threshold, decisions, errors."""
+    records = view["records"]
+    threshold = view["settings"].get("novelty_threshold")
+    decisions = [r.get("decision") for r in records]
     counts = {d: decisions.count(d) for d in DECISION_COLOR}
-    add('<div class="cards">')
-    for k, v in [
+    cards = [
         ("rounds", len(records)),
         ("accepted sources", len(view["results"])),
         ("novelty threshold", f"{threshold:g}" if threshold is not None else "—"),
         ("accept / ε pass", f"{counts['accept']} / {counts['epsilon_pass']}"),
         ("stop / cap", f"{counts['stop']} / {counts['cap']}"),
-        ("errors", len(errors) + len(page_errors)),
-    ]:
-        add(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>')
-    add("</div>")
+        ("errors", len(_round_errors(view)) + len(_page_errors(view))),
+    ]
+    return [
+        '<div class="cards">',
+        *(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for k, v in cards),
+        "</div>",
+    ]
 
-    # result first: what the reader came for
-    add('<h2 id="result">Result</h2>')
+
+def _result_html(view: dict) -> list[str]:
+    """The answer (citations link to the sources), its proof, outcome, slots and notes; or why there is none yet."""
+    result = view.get("result") or {}
+    parts = ['<h2 id="result">Result</h2>']
+    add = parts.append
     if result:
-        cited = cited_numbers(result.get("answer", ""))
         add(f'<div class="answer">{cite_links(result.get("answer", ""))}</div>')
         if result.get("proof"):  # a verified claim
             proof = cite_links(result["proof"])
@@ -487,114 +525,134 @@ def render_html(view: dict) -> str:
         for note in (result.get("debug") or {}).get("notes") or []:
             add(f'<p class="note">note: {_e(note)}</p>')
     else:
-        cited = set()
         nxt = ", ".join(view["next"]) or "nothing"
         add(
             f'<p class="note">No result yet: the session stopped before its end (next step: {_e(nxt)}). '
             f"Continue it with <code>saturate resume {_e(view['thread'])}</code>.</p>"
         )
+    return parts
 
-    # timeline
-    add('<h2 id="timeline">Timeline of rounds</h2>')
-    add('<div class="panel">')
-    add(
+
+def _timeline_html(view: dict) -> list[str]:
+    """The novelty chart over the rounds and the table of rounds."""
+    settings = view["settings"]
+    records = view["records"]
+    chart = _chart_svg(
+        records,
+        settings.get("novelty_threshold"),
+        settings.get("mode", "saturate"),
+        [(i.get("settings") or {}).get("novelty_threshold") for i in view["rounds"]],
+    )
+    parts = [
+        '<h2 id="timeline">Timeline of rounds</h2>',
+        '<div class="panel">',
         '<div class="legend">'
         + "".join(
             f'<span><i style="background:{c}"></i>{_e(DECISION_TEXT[d])}</span>' for d, c in DECISION_COLOR.items()
         )
-        + "<span>— — threshold</span></div>"
-    )
-    add(
-        _chart_svg(
-            records, threshold, mode, [(i.get("settings") or {}).get("novelty_threshold") for i in view["rounds"]]
-        )
-    )
-    add("</div>")
-    add(
+        + "<span>— — threshold</span></div>",
+        chart,
+        "</div>",
         '<div class="panel" style="margin-top:14px"><table class="rounds"><colgroup><col style="width:78px"><col>'
         '<col style="width:100px"><col style="width:170px"><col style="width:210px"><col style="width:112px">'
         '<col style="width:96px">'
         "</colgroup><thead><tr><th>round</th><th>query</th><th>results<br>new / total</th><th>novelty</th><th>gate</th>"
-        "<th>knowledge<br>state</th><th>time</th></tr></thead><tbody>"
-    )
+        "<th>knowledge<br>state</th><th>time</th></tr></thead><tbody>",
+    ]
     for info in view["rounds"]:
-        r = info["record"]
-        d = r.get("decision")
-        nov = r.get("novelty")
-        rs = info.get("settings") or settings
-        r_threshold = rs.get("novelty_threshold", threshold)
-        eps = ""
-        if d == "epsilon_pass":
-            eps = (
-                f'<div class="eps">ε pass: draw {r.get("epsilon_draw", 0):.3f} &lt; '
-                f"ε {rs.get('novelty_epsilon', 0):g}</div>"
-            )
-        elif d == "stop" and r.get("epsilon_draw") is not None:
-            eps = f'<div class="sub">ε draw {r["epsilon_draw"]:.3f} ≥ ε {rs.get("novelty_epsilon", 0):g}</div>'
-        know = info.get("knowledge_after", r.get("knowledge_chars"))
-        cap = settings.get("knowledge_max_chars") or 1
-        know_html = (
-            "—"
-            if know is None
-            else (
-                f'{know:,} chars<br><svg width="80" height="6"><rect width="80" height="6" rx="3" fill="#eef0f3"/>'
-                f'<rect width="{min(80, 80 * know / cap):.1f}" height="6" rx="3" fill="#818cf8"/></svg>'
-                f'<div class="sub">{_e(r.get("compress") or "unchanged")}</div>'
-            )
-        )
-        if info.get("accepted_after") is not None:
-            know_html += f'<div class="sub">{info["accepted_after"]} sources</div>'
-        time_html = ""
-        if "started_s" in info:
-            time_html = f'+{info["started_s"]:.2f} s<div class="sub">{info["wall_ms"]:.0f} ms wall</div>'
-        node_ms = " · ".join(f"{k} {v:.1f}" for k, v in (r.get("durations_ms") or {}).items())
-        inh = (
-            '<div><span class="inh" title="copied from the original session">inherited</span></div>'
-            if info.get("inherited")
-            else ""
-        )
-        add(f'<tr class="round" data-round="{r["round"]}" data-decision="{_e(d)}" id="round-{r["round"]}">')
-        add(f'<td class="num"><b>{r["round"]}</b>{inh}</td>')
-        q = (
-            f'<div class="q">{_query_html(r.get("query", ""), task)}</div>'
-            f'<div class="sub">{_e(r.get("planner"))} · {_e(r.get("source"))}</div>'
-            + (f'<div class="sub">steps (ms): {_e(node_ms)}</div>' if node_ms else "")
-        )
-        new_urls = r.get("new_urls") or []
-        if new_urls:
-            q += (
-                f'<details><summary>{len(new_urls)} new result(s)</summary><div class="sub">'
-                + "<br>".join(_link(u) for u in new_urls)
-                + "</div></details>"
-            )
-        for slot in r.get("slots") or []:
-            q += f'<div class="sub slot">{_e(slot_line(slot))}</div>'
-        for e in r.get("errors") or []:
-            q += f'<div class="err">error: {_e(e)}</div>'
-        for f in r.get("fallbacks") or []:
-            q += f'<div class="note">note: {_e(f)}</div>'
-        add(f"<td>{q}</td>")
-        add(f'<td class="num">{r.get("new", 0)} / {r.get("total", 0)}</td>')
-        nov_s = "—" if nov is None else f"{nov:.2f}"
-        if r_threshold is None or mode == "fixed":
-            add(f'<td>{_bar(nov, None, d)}<div class="sub"><b>{nov_s}</b> · {_e(r.get("novelty_method"))}</div></td>')
-        else:
-            cmp_ = "" if nov is None else ("≥" if nov >= r_threshold else "<")
-            add(
-                f'<td>{_bar(nov, r_threshold, d)}<div class="sub"><b>{nov_s}</b> {cmp_} {r_threshold:g} · '
-                f"{_e(r.get('novelty_method'))}</div></td>"
-            )
-        add(f'<td>{_badge(d)}{eps}<div class="why">{_e(r.get("reason"))}</div></td>')
-        add(f'<td class="num">{know_html}</td>')
-        add(f'<td class="num">{time_html}</td>')
-        add("</tr>")
+        parts += _round_row_html(view, info)
     if not records:
-        add('<tr><td colspan="7">no rounds yet</td></tr>')
-    add("</tbody></table></div>")
+        parts.append('<tr><td colspan="7">no rounds yet</td></tr>')
+    parts.append("</tbody></table></div>")
+    return parts
 
-    # sources
-    add('<h2 id="sources">Accepted sources</h2>')
-    by_round = accepted_round(records)
+
+def _round_row_html(view: dict, info: dict) -> list[str]:
+    """One round's row: its query and what it found, novelty against the threshold, the gate, the knowledge
+    state after it, when it ran."""
+    settings = view["settings"]
+    threshold = settings.get("novelty_threshold")
+    mode = settings.get("mode", "saturate")
+    r = info["record"]
+    d = r.get("decision")
+    nov = r.get("novelty")
+    rs = info.get("settings") or settings
+    r_threshold = rs.get("novelty_threshold", threshold)
+    eps = ""
+    if d == "epsilon_pass":
+        eps = (
+            f'<div class="eps">ε pass: draw {r.get("epsilon_draw", 0):.3f} &lt; '
+            f"ε {rs.get('novelty_epsilon', 0):g}</div>"
+        )
+    elif d == "stop" and r.get("epsilon_draw") is not None:
+        eps = f'<div class="sub">ε draw {r["epsilon_draw"]:.3f} ≥ ε {rs.get("novelty_epsilon", 0):g}</div>'
+    know = info.get("knowledge_after", r.get("knowledge_chars"))
+    cap = settings.get("knowledge_max_chars") or 1
+    know_html = (
+        "—"
+        if know is None
+        else (
+            f'{know:,} chars<br><svg width="80" height="6"><rect width="80" height="6" rx="3" fill="#eef0f3"/>'
+            f'<rect width="{min(80, 80 * know / cap):.1f}" height="6" rx="3" fill="#818cf8"/></svg>'
+            f'<div class="sub">{_e(r.get("compress") or "unchanged")}</div>'
+        )
+    )
+    if info.get("accepted_after") is not None:
+        know_html += f'<div class="sub">{info["accepted_after"]} sources</div>'
+    time_html = ""
+    if "started_s" in info:
+        time_html = f'+{info["started_s"]:.2f} s<div class="sub">{info["wall_ms"]:.0f} ms wall</div>'
+    node_ms = " · ".join(f"{k} {v:.1f}" for k, v in (r.get("durations_ms") or {}).items())
+    inh = (
+        '<div><span class="inh" title="copied from the original session">inherited</span></div>'
+        if info.get("inherited")
+        else ""
+    )
+    q = (
+        f'<div class="q">{_query_html(r.get("query", ""), view["task"])}</div>'
+        f'<div class="sub">{_e(r.get("planner"))} · {_e(r.get("source"))}</div>'
+        + (f'<div class="sub">steps (ms): {_e(node_ms)}</div>' if node_ms else "")
+    )
+    new_urls = r.get("new_urls") or []
+    if new_urls:
+        q += (
+            f'<details><summary>{len(new_urls)} new result(s)</summary><div class="sub">'
+            + "<br>".join(_link(u) for u in new_urls)
+            + "</div></details>"
+        )
+    for slot in r.get("slots") or []:
+        q += f'<div class="sub slot">{_e(slot_line(slot))}</div>'
+    for e in r.get("errors") or []:
+        q += f'<div class="err">error: {_e(e)}</div>'
+    for f in r.get("fallbacks") or []:
+        q += f'<div class="note">note: {_e(f)}</div>'
+    nov_s = "—" if nov is None else f"{nov:.2f}"
+    if r_threshold is None or mode == "fixed":
+        novelty = f'<td>{_bar(nov, None, d)}<div class="sub"><b>{nov_s}</b> · {_e(r.get("novelty_method"))}</div></td>'
+    else:
+        cmp_ = "" if nov is None else ("≥" if nov >= r_threshold else "<")
+        novelty = (
+            f'<td>{_bar(nov, r_threshold, d)}<div class="sub"><b>{nov_s}</b> {cmp_} {r_threshold:g} · '
+            f"{_e(r.get('novelty_method'))}</div></td>"
+        )
+    return [
+        f'<tr class="round" data-round="{r["round"]}" data-decision="{_e(d)}" id="round-{r["round"]}">',
+        f'<td class="num"><b>{r["round"]}</b>{inh}</td>',
+        f"<td>{q}</td>",
+        f'<td class="num">{r.get("new", 0)} / {r.get("total", 0)}</td>',
+        novelty,
+        f'<td>{_badge(d)}{eps}<div class="why">{_e(r.get("reason"))}</div></td>',
+        f'<td class="num">{know_html}</td>',
+        f'<td class="num">{time_html}</td>',
+        "</tr>",
+    ]
+
+
+def _sources_html(view: dict) -> list[str]:
+    """The accepted sources, numbered as the answer cites them, with the round that accepted each."""
+    result = view.get("result") or {}
+    by_round = accepted_round(view["records"])
+    cited = _cited(view)
     sources = (
         result.get("sources")
         if result
@@ -603,90 +661,95 @@ def render_html(view: dict) -> str:
             for i, r in enumerate(view["results"].values())
         ]
     )
-    if sources:
-        add('<ol class="sources">')
-        for s in sources:
-            rnd = by_round.get(s["url"])
-            tags = (f" · round {rnd}" if rnd else "") + (" · cited" if s["n"] in cited else "")
-            head = (
-                f'<a href="{_e(s["url"])}" rel="noopener noreferrer">{_e(s.get("title") or s["url"])}</a>'
-                if re.match(r"^https?://", s["url"])
-                else _e(s.get("title") or s["url"])
-            )
-            add(
-                f'<li id="src-{s["n"]}"><span class="n">[{s["n"]}]</span> <b>{head}</b>'
-                f'<span class="sub">{_e(tags)}</span>'
-                + (f'<div class="sub mono">{_e(s["url"])}</div>' if s.get("title") else "")
-                + (f'<div class="excerpt">{_e(s.get("excerpt"))}</div>' if s.get("excerpt") else "")
-                + "</li>"
-            )
-        add("</ol>")
-    else:
-        add('<p class="meta">No source was accepted.</p>')
+    if not sources:
+        return ['<h2 id="sources">Accepted sources</h2>', '<p class="meta">No source was accepted.</p>']
+    parts = ['<h2 id="sources">Accepted sources</h2>', '<ol class="sources">']
+    for s in sources:
+        rnd = by_round.get(s["url"])
+        tags = (f" · round {rnd}" if rnd else "") + (" · cited" if s["n"] in cited else "")
+        head = (
+            f'<a href="{_e(s["url"])}" rel="noopener noreferrer">{_e(s.get("title") or s["url"])}</a>'
+            if re.match(r"^https?://", s["url"])
+            else _e(s.get("title") or s["url"])
+        )
+        parts.append(
+            f'<li id="src-{s["n"]}"><span class="n">[{s["n"]}]</span> <b>{head}</b>'
+            f'<span class="sub">{_e(tags)}</span>'
+            + (f'<div class="sub mono">{_e(s["url"])}</div>' if s.get("title") else "")
+            + (f'<div class="excerpt">{_e(s.get("excerpt"))}</div>' if s.get("excerpt") else "")
+            + "</li>"
+        )
+    parts.append("</ol>")
+    return parts
 
-    # enrichment
-    add('<h2 id="enrichment">Enrichment</h2>')
-    if view["pages"]:
-        add(
-            '<div class="panel"><table><thead><tr><th>page</th><th>status</th><th>overlap</th><th>chars</th>'
-            "<th>why</th></tr></thead><tbody>"
-        )
-        for p in view["pages"]:
-            st = p.get("status")
-            cls = "err" if st == "error" else ("sub" if st == "skipped" else "")
-            add(
-                f'<tr class="page" data-status="{_e(st)}"><td>{_link(p["url"])}</td>'
-                f'<td class="{cls}"><b>{_e(st)}</b></td>'
-                f'<td class="num">{_e(p.get("overlap"))}</td><td class="num">{_e(p.get("chars", ""))}</td>'
-                f'<td class="sub">{_e(p.get("reason", ""))}</td></tr>'
-            )
-        add("</tbody></table></div>")
-        add(
-            f'<p class="sub">Pages are fetched for at most url_enrich_count = {_e(settings.get("url_enrich_count"))} '
-            "accepted results whose snippet overlaps the knowledge state by ≤ enrich_overlap_max = "
-            f"{_e(settings.get('enrich_overlap_max'))}; skips are listed with their overlap.</p>"
-        )
-    else:
-        add(
+
+def _enrichment_html(view: dict) -> list[str]:
+    """The pages fetched (or skipped, or failed) to enrich the accepted results."""
+    settings = view["settings"]
+    parts = ['<h2 id="enrichment">Enrichment</h2>']
+    if not view["pages"]:
+        return parts + [
             '<p class="meta">No page was enriched'
-            + (" (the session has not reached enrich yet)." if not result else ".")
+            + (" (the session has not reached enrich yet)." if not view.get("result") else ".")
             + "</p>"
+        ]
+    parts.append(
+        '<div class="panel"><table><thead><tr><th>page</th><th>status</th><th>overlap</th><th>chars</th>'
+        "<th>why</th></tr></thead><tbody>"
+    )
+    for p in view["pages"]:
+        st = p.get("status")
+        cls = "err" if st == "error" else ("sub" if st == "skipped" else "")
+        parts.append(
+            f'<tr class="page" data-status="{_e(st)}"><td>{_link(p["url"])}</td>'
+            f'<td class="{cls}"><b>{_e(st)}</b></td>'
+            f'<td class="num">{_e(p.get("overlap"))}</td><td class="num">{_e(p.get("chars", ""))}</td>'
+            f'<td class="sub">{_e(p.get("reason", ""))}</td></tr>'
         )
+    parts.append("</tbody></table></div>")
+    parts.append(
+        f'<p class="sub">Pages are fetched for at most url_enrich_count = {_e(settings.get("url_enrich_count"))} '
+        "accepted results whose snippet overlaps the knowledge state by ≤ enrich_overlap_max = "
+        f"{_e(settings.get('enrich_overlap_max'))}; skips are listed with their overlap.</p>"
+    )
+    return parts
 
-    # errors
-    add('<h2 id="errors">Errors</h2>')
-    if errors or page_errors:
-        add("<ul>")
-        for rnd, e in errors:
-            add(f'<li class="err">round {rnd}: {_e(e)}</li>')
-        for p in page_errors:
-            add(f'<li class="err">enrich {_e(p["url"])}: {_e(p.get("reason"))}</li>')
-        add("</ul>")
-    else:
-        add('<p class="meta">None recorded.</p>')
 
-    # knowledge
-    if view.get("knowledge"):
-        add('<h2 id="knowledge">Knowledge state</h2>')
-        add(f'<div class="panel knowledge">{_e(view["knowledge"])}</div>')
+def _errors_html(view: dict) -> list[str]:
+    """Every error the rounds and the enrichment recorded."""
+    errors, page_errors = _round_errors(view), _page_errors(view)
+    if not (errors or page_errors):
+        return ['<h2 id="errors">Errors</h2>', '<p class="meta">None recorded.</p>']
+    return [
+        '<h2 id="errors">Errors</h2>',
+        "<ul>",
+        *(f'<li class="err">round {rnd}: {_e(e)}</li>' for rnd, e in errors),
+        *(f'<li class="err">enrich {_e(p["url"])}: {_e(p.get("reason"))}</li>' for p in page_errors),
+        "</ul>",
+    ]
 
-    # settings: the loop's knobs and whatever differs from the default up front, the rest folded
-    for part in settings_section(settings, KEY_SETTINGS, set((origin or {}).get("changes") or {})):
-        add(part)
 
-    # checkpoints
-    add('<h2 id="checkpoints">Checkpoints</h2>')
-    add(f"<details><summary>{len(view['steps'])} checkpoints (each step of the graph; fork points marked)</summary>")
-    add(
+def _knowledge_html(view: dict) -> list[str]:
+    """The knowledge state the session ended with (nothing if it is empty)."""
+    if not view.get("knowledge"):
+        return []
+    return ['<h2 id="knowledge">Knowledge state</h2>', f'<div class="panel knowledge">{_e(view["knowledge"])}</div>']
+
+
+def _checkpoints_html(view: dict) -> list[str]:
+    """Every checkpoint (each step of the graph), fork points marked; folded."""
+    parts = [
+        '<h2 id="checkpoints">Checkpoints</h2>',
+        f"<details><summary>{len(view['steps'])} checkpoints (each step of the graph; fork points marked)</summary>",
         '<div class="panel"><table><thead><tr><th>step</th><th>written by</th><th>next</th><th>round</th>'
         "<th>knowledge</th>"
-        "<th>sources</th><th>time</th><th>checkpoint id</th></tr></thead><tbody>"
-    )
+        "<th>sources</th><th>time</th><th>checkpoint id</th></tr></thead><tbody>",
+    ]
     for s in view["steps"]:
         fork_mark = (
             f' <span class="inh">fork --round {s["fork_round"]}</span>' if s.get("fork_round") is not None else ""
         )
-        add(
+        parts.append(
             f'<tr class="step"><td class="num">{_e(s["step"])}</td><td>{_e(s["node"])}</td>'
             f"<td>{_e(', '.join(s['next']) or '—')}{fork_mark}</td>"
             f'<td class="num">{_e(s["round"])}</td><td class="num">{_e(s["knowledge_chars"])}</td>'
@@ -694,15 +757,17 @@ def render_html(view: dict) -> str:
             f'<td class="sub">{_e((s["created_at"] or "")[11:23])}</td>'
             f'<td class="mono sub">{_e(s["checkpoint_id"])}</td></tr>'
         )
-    add("</tbody></table></div></details>")
+    parts.append("</tbody></table></div></details>")
+    return parts
 
-    add(
+
+def _footer_html(view: dict) -> str:
+    """How and when the page was made."""
+    return (
         f"<footer>Generated by <code>saturate show {_e(view['thread'])} --html</code> from the checkpoint history at "
         f"{_e(_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M:%S UTC'))}. "
         "Self-contained: no scripts, no external resources.</footer>"
     )
-
-    return page(f"saturate · {task[:80]}", parts)
 
 
 def write_html(thread_id: str, path: str | os.PathLike, home: str | os.PathLike | None = None) -> Path:

@@ -205,34 +205,69 @@ def _found_by(found_by: list[dict], anchors: dict[tuple, tuple[int, Any]], task:
 
 
 def render_multi_html(view: dict) -> str:
-    """The report page of a multi-source session (a string of self-contained HTML)."""
-    task, settings, result = view["task"], view["settings"], view.get("result") or {}
-    by_source = events_by_source(view)
-    anchors = {
-        (ev["source"], ev.get("phase", "loop"), ev["query"]): (i, ev.get("query_no"))
-        for i, ev in enumerate(view["audit"])
-    }
-    entries = source_entries(view)
-    counts = {t: sum(1 for s in entries if s["tag"] == t) for t in TAGS}
-    errors = [(ev["source"], ev.get("query_no"), err) for ev in view["audit"] for err in ev.get("errors") or []]
-    loop_errors = [(lp["source"], err) for lp in view["loops"] for err in lp.get("errors") or []]
-    actors = result.get("key_actors") if result else view["profiles"]
-    duration = (ts(view["updated"]) - ts(view["created"])).total_seconds()
-    parts: list[str] = []
-    add = parts.append
+    """The report page of a multi-source session (a string of self-contained HTML): one function per section."""
+    parts = [
+        *_header_html(view),
+        *_cards_html(view),
+        *_result_html(view),  # result first
+        *_loops_html(view),
+        *_leads_html(view),
+        *_merged_html(view),
+        *_actors_html(view),
+        *_errors_html(view),
+        *settings_section(view["settings"], MULTI_SETTINGS),
+        *_checkpoints_html(view),
+        _footer_html(view),
+    ]
+    return page(f"saturate · {view['task'][:80]}", parts)
 
-    status = "finished" if result else f"not finished: {view['status']}"
-    add(f'<div class="kicker">saturate · multi-source report · thread {thread_span(view["thread"])}</div>')
-    add(f"<h1>{e(task)}</h1>")
+
+def _query_errors(view: dict) -> list[tuple[str, Any, str]]:
+    """(source, query number, error) of every error a query recorded."""
+    return [(ev["source"], ev.get("query_no"), err) for ev in view["audit"] for err in ev.get("errors") or []]
+
+
+def _loop_errors(view: dict) -> list[tuple[str, str]]:
+    """(source, error) of every error a source's loop recorded."""
+    return [(lp["source"], err) for lp in view["loops"] for err in lp.get("errors") or []]
+
+
+def _actors(view: dict) -> list[dict] | None:
+    """The key actors: the result's, or the profiles so far."""
+    result = view.get("result") or {}
+    return result.get("key_actors") if result else view["profiles"]
+
+
+def _cited(view: dict) -> set[int]:
+    """The source numbers the answer cites (none before there is an answer)."""
+    result = view.get("result") or {}
+    return cited_numbers(result.get("answer", "")) if result else set()
+
+
+def _tag_counts(entries: list[dict]) -> dict[str, int]:
+    """How many merged sources carry each verification tag."""
+    return {t: sum(1 for s in entries if s["tag"] == t) for t in TAGS}
+
+
+def _header_html(view: dict) -> list[str]:
+    """The kicker, the task as the title, when the session ran, over which sources, and its status."""
+    duration = (ts(view["updated"]) - ts(view["created"])).total_seconds()
+    status = "finished" if view.get("result") else f"not finished: {view['status']}"
     names = ", ".join(s["name"] for s in view["sources"])
-    add(
+    return [
+        f'<div class="kicker">saturate · multi-source report · thread {thread_span(view["thread"])}</div>',
+        f"<h1>{e(view['task'])}</h1>",
         f'<div class="meta">started <b>{e(fmt_time(view["created"]))}</b> · '
         f"last step <b>{e(fmt_time(view['updated']))}</b> ({duration:.2f} s) · "
-        f"{len(view['sources'])} sources searched in parallel: <b>{e(names)}</b> · {e(status)}</div>"
-    )
+        f"{len(view['sources'])} sources searched in parallel: <b>{e(names)}</b> · {e(status)}</div>",
+    ]
 
-    add('<div class="cards">')
-    for k, v in [
+
+def _cards_html(view: dict) -> list[str]:
+    """The numbers at a glance: sources, queries, merged results, verification, key actors, errors."""
+    counts = _tag_counts(source_entries(view))
+    errors = len(_query_errors(view)) + len(_loop_errors(view))
+    cards = [
         ("sources", len(view["sources"])),
         ("queries", len(view["audit"])),
         ("merged results", len(view["merged"])),
@@ -241,38 +276,44 @@ def render_multi_html(view: dict) -> str:
             "verified / contradicted",
             f"{counts['verified_official'] + counts['verified_multi']} / {counts['contradicted']}",
         ),
-        ("key actors", len(actors or [])),
-        ("errors / trips", f"{len(errors) + len(loop_errors)} / {len(view['safety'])}"),
-    ]:
-        add(f'<div class="card"><div class="v">{e(v)}</div><div class="k">{e(k)}</div></div>')
-    add("</div>")
+        ("key actors", len(_actors(view) or [])),
+        ("errors / trips", f"{errors} / {len(view['safety'])}"),
+    ]
+    return [
+        '<div class="cards">',
+        *(f'<div class="card"><div class="v">{e(v)}</div><div class="k">{e(k)}</div></div>' for k, v in cards),
+        "</div>",
+    ]
 
-    # result first
-    add('<h2 id="result">Result</h2>')
-    cited: set[int] = set()
+
+def _result_html(view: dict) -> list[str]:
+    """The answer (citations link to the sources), its outcome and notes; or why there is none yet."""
+    result = view.get("result") or {}
+    parts = ['<h2 id="result">Result</h2>']
     if result:
-        cited = cited_numbers(result.get("answer", ""))
-        add(f'<div class="answer">{cite_links(result.get("answer", ""))}</div>')
-        add(
+        parts += [
+            f'<div class="answer">{cite_links(result.get("answer", ""))}</div>',
             f'<p class="meta">outcome <b>{e(result.get("outcome"))}</b> · {e(result.get("rounds"))} queries · '
-            f"stop reason: {e(result.get('stop_reason'))}</p>"
-        )
-        for note in (result.get("debug") or {}).get("notes") or []:
-            add(f'<p class="note">note: {e(note)}</p>')
+            f"stop reason: {e(result.get('stop_reason'))}</p>",
+        ]
+        notes = (result.get("debug") or {}).get("notes") or []
     else:
         nxt = ", ".join(view["next"]) or "nothing"
-        add(
+        parts.append(
             f'<p class="note">No result yet: the session stopped before its end (next step: {e(nxt)}). '
             f"Continue it with <code>saturate resume {e(view['thread'])}</code>.</p>"
         )
-        for note in view["notes"]:
-            add(f'<p class="note">note: {e(note)}</p>')
+        notes = view["notes"]
+    return parts + [f'<p class="note">note: {e(note)}</p>' for note in notes]
 
-    # the loops, per source
-    add('<h2 id="loops">Loops per source</h2>')
-    share = settings.get("duplicate_stop_share")
-    add('<div class="panel">')
-    add(
+
+def _loops_html(view: dict) -> list[str]:
+    """The chart of every query's share of new results, then each source's loop."""
+    share = view["settings"].get("duplicate_stop_share")
+    by_source = events_by_source(view)
+    parts = [
+        '<h2 id="loops">Loops per source</h2>',
+        '<div class="panel">',
         '<div class="legend">'
         f'<span><i style="background:{ACTION_COLOR["continue"]}"></i>continue</span>'
         f'<span><i style="background:{ACTION_COLOR["stop"]}"></i>stop</span>'
@@ -284,122 +325,122 @@ def render_multi_html(view: dict) -> str:
             if share is not None
             else ""
         )
-        + "</div>"
-    )
-    add(_chart(view, by_source))
-    add("</div>")
+        + "</div>",
+        _chart(view, by_source),
+        "</div>",
+    ]
     specs = {s["name"]: s for s in view["sources"]}
     for name, events in by_source.items():
-        spec = specs.get(name, {})
-        add(f'<div class="panel source-loop" data-source="{e(name)}" style="margin-top:14px">')
-        add(
-            f'<h3>{e(name)} <span class="sub">{e(spec.get("kind"))} · {e(spec.get("depth") or "")} · '
-            f"ceiling {e(spec.get('ceiling'))}</span></h3>"
-        )
-        if spec.get("corpus"):
-            add(f'<div class="sub mono">{e(spec["corpus"])}</div>')
-        if spec.get("description"):
-            add(f'<div class="sub">{e(spec["description"])}</div>')
-        for lp in (lp for lp in view["loops"] if lp["source"] == name):
-            phase = "loop" if lp.get("phase") == "loop" else "breadcrumbs"
-            calls = f" · {lp['model_calls']} model calls" if lp.get("model_calls") else ""
-            timed = " · timed out" if lp.get("timed_out") else ""
-            add(
-                f'<p class="meta loop-summary" data-phase="{e(lp.get("phase"))}">{phase}: '
-                f"<b>{e(lp.get('queries'))} of {e(lp.get('ceiling'))} queries</b> in {lp.get('elapsed_s', 0):.3f} s"
-                f"{e(calls)}{e(timed)} · stopped: {badge('reason', lp.get('stop_reason'))} "
-                f"{e(lp.get('reasoning'))}</p>"
-            )
-            for f in lp.get("fallbacks") or []:
-                add(f'<p class="note">note: {e(f)}</p>')
-            for err in lp.get("errors") or []:
-                add(f'<p class="err">error: {e(err)}</p>')
-        if not events:
-            add('<p class="meta">No query yet.</p></div>')
-            continue
-        add(
-            '<table class="queries"><colgroup><col style="width:70px"><col><col style="width:120px">'
-            '<col style="width:110px"><col style="width:300px"><col style="width:70px"></colgroup>'
-            "<thead><tr><th>#</th><th>query</th><th>top results<br>already had</th><th>new results<br>kept</th>"
-            "<th>decision</th><th>time</th></tr></thead><tbody>"
-        )
-        leads = 0
-        for i, ev in events:
-            lead = ev.get("phase") != "loop"
-            leads += lead
-            action = ev.get("action")
-            errs = "".join(f'<div class="err">error: {e(x)}</div>' for x in ev.get("errors") or [])
-            add(
-                f'<tr class="query" id="q-{i}" data-source="{e(name)}" data-phase="{e(ev.get("phase"))}" '
-                f'data-action="{e(action)}">'
-                f'<td class="num"><b>{"lead " + str(leads) if lead else "q" + str(ev.get("query_no"))}</b></td>'
-                f'<td><div class="q">{task_query(ev.get("query", ""), task)}</div>{errs}</td>'
-                f'<td class="num">{e(ev.get("duplicates", 0))} of {e(ev.get("total", 0))}'
-                f'<div class="sub">{incremental_pct(ev):.0f}% new</div></td>'
-                f'<td class="num">{e(ev.get("new", 0))}</td>'
-                f"<td>{badge('lead' if lead else action, action)} "
-                f'<span class="sub">by {e(ev.get("decided_by"))}</span>'
-                f'<div class="why">{e(ev.get("reasoning"))}</div></td>'
-                f'<td class="num">{ev.get("ms", 0):.0f} ms</td></tr>'
-            )
-        add("</tbody></table></div>")
+        parts += _source_loop_html(view, name, specs.get(name, {}), events)
+    return parts
 
-    # leads
-    add('<h2 id="leads">Leads (breadcrumbs)</h2>')
-    if view["leads"]:
-        add(
-            '<div class="panel"><table><thead><tr><th>lead</th><th>kind</th><th>score</th><th>results</th>'
-            "<th>followed</th></tr></thead><tbody>"
-        )
-        for lead in view["leads"]:
-            purpose = f" · {lead['purpose']}" if lead.get("purpose") and lead["purpose"] != "breadcrumb" else ""
-            if lead.get("followed"):
-                followed = "followed" + (f" in <b>{e(lead['source'])}</b>" if lead.get("source") else "")
-                followed += f'<div class="sub">{e(lead["source_why"])}</div>' if lead.get("source_why") else ""
-            else:
-                followed = "—"
-            add(
-                f'<tr class="lead" data-followed="{"yes" if lead.get("followed") else "no"}">'
-                f"<td><b>{e(lead['name'])}</b>"
-                + (f'<div class="sub">{task_query(lead["query"], task)}</div>' if lead.get("query") else "")
-                + f"</td><td>{e(lead.get('kind'))}{e(purpose)}</td><td>{e(lead.get('score'))}</td>"
-                f"<td>{e(lead.get('results', ''))}</td><td>{followed}</td></tr>"
-            )
-        add("</tbody></table></div>")
-        add(
-            f'<p class="sub">At most breadcrumb_limit = {e(settings.get("breadcrumb_limit"))} leads get one '
-            "targeted query per source after the loops.</p>"
-        )
-    else:
-        add('<p class="meta">No lead was found' + ("" if result else " (yet)") + ".</p>")
 
-    # merged sources
-    add('<h2 id="sources">Merged sources</h2>')
-    add('<p class="meta">' + " · ".join(f"{badge(t, TAGS[t][0])} {counts[t]} — {e(TAGS[t][1])}" for t in TAGS) + "</p>")
+def _source_loop_html(view: dict, name: str, spec: dict, events: list[tuple[int, dict]]) -> list[str]:
+    """One source's panel: what the source is, its loop's summary, and the table of its queries."""
+    task = view["task"]
+    parts = [
+        f'<div class="panel source-loop" data-source="{e(name)}" style="margin-top:14px">',
+        f'<h3>{e(name)} <span class="sub">{e(spec.get("kind"))} · {e(spec.get("depth") or "")} · '
+        f"ceiling {e(spec.get('ceiling'))}</span></h3>",
+    ]
+    add = parts.append
+    if spec.get("corpus"):
+        add(f'<div class="sub mono">{e(spec["corpus"])}</div>')
+    if spec.get("description"):
+        add(f'<div class="sub">{e(spec["description"])}</div>')
+    for lp in (lp for lp in view["loops"] if lp["source"] == name):
+        phase = "loop" if lp.get("phase") == "loop" else "breadcrumbs"
+        calls = f" · {lp['model_calls']} model calls" if lp.get("model_calls") else ""
+        timed = " · timed out" if lp.get("timed_out") else ""
+        add(
+            f'<p class="meta loop-summary" data-phase="{e(lp.get("phase"))}">{phase}: '
+            f"<b>{e(lp.get('queries'))} of {e(lp.get('ceiling'))} queries</b> in {lp.get('elapsed_s', 0):.3f} s"
+            f"{e(calls)}{e(timed)} · stopped: {badge('reason', lp.get('stop_reason'))} "
+            f"{e(lp.get('reasoning'))}</p>"
+        )
+        for f in lp.get("fallbacks") or []:
+            add(f'<p class="note">note: {e(f)}</p>')
+        for err in lp.get("errors") or []:
+            add(f'<p class="err">error: {e(err)}</p>')
+    if not events:
+        add('<p class="meta">No query yet.</p></div>')
+        return parts
+    add(
+        '<table class="queries"><colgroup><col style="width:70px"><col><col style="width:120px">'
+        '<col style="width:110px"><col style="width:300px"><col style="width:70px"></colgroup>'
+        "<thead><tr><th>#</th><th>query</th><th>top results<br>already had</th><th>new results<br>kept</th>"
+        "<th>decision</th><th>time</th></tr></thead><tbody>"
+    )
+    leads = 0
+    for i, ev in events:
+        lead = ev.get("phase") != "loop"
+        leads += lead
+        action = ev.get("action")
+        errs = "".join(f'<div class="err">error: {e(x)}</div>' for x in ev.get("errors") or [])
+        add(
+            f'<tr class="query" id="q-{i}" data-source="{e(name)}" data-phase="{e(ev.get("phase"))}" '
+            f'data-action="{e(action)}">'
+            f'<td class="num"><b>{"lead " + str(leads) if lead else "q" + str(ev.get("query_no"))}</b></td>'
+            f'<td><div class="q">{task_query(ev.get("query", ""), task)}</div>{errs}</td>'
+            f'<td class="num">{e(ev.get("duplicates", 0))} of {e(ev.get("total", 0))}'
+            f'<div class="sub">{incremental_pct(ev):.0f}% new</div></td>'
+            f'<td class="num">{e(ev.get("new", 0))}</td>'
+            f"<td>{badge('lead' if lead else action, action)} "
+            f'<span class="sub">by {e(ev.get("decided_by"))}</span>'
+            f'<div class="why">{e(ev.get("reasoning"))}</div></td>'
+            f'<td class="num">{ev.get("ms", 0):.0f} ms</td></tr>'
+        )
+    add("</tbody></table></div>")
+    return parts
 
-    def entry_html(s: dict) -> str:
-        url = s["url"]
-        head = link(url, s.get("title") or url) if url.startswith(("http://", "https://")) else e(s.get("title") or url)
-        marks = (" · cited" if s["n"] in cited else "") + (
-            f" · found by {len({f['source'] for f in s['found_by']})} sources"
-            if len({f["source"] for f in s["found_by"]}) > 1
-            else ""
+
+def _leads_html(view: dict) -> list[str]:
+    """The leads (breadcrumbs) ranked, and which were followed in which source."""
+    task, settings = view["task"], view["settings"]
+    parts = ['<h2 id="leads">Leads (breadcrumbs)</h2>']
+    if not view["leads"]:
+        return parts + ['<p class="meta">No lead was found' + ("" if view.get("result") else " (yet)") + ".</p>"]
+    parts.append(
+        '<div class="panel"><table><thead><tr><th>lead</th><th>kind</th><th>score</th><th>results</th>'
+        "<th>followed</th></tr></thead><tbody>"
+    )
+    for lead in view["leads"]:
+        purpose = f" · {lead['purpose']}" if lead.get("purpose") and lead["purpose"] != "breadcrumb" else ""
+        if lead.get("followed"):
+            followed = "followed" + (f" in <b>{e(lead['source'])}</b>" if lead.get("source") else "")
+            followed += f'<div class="sub">{e(lead["source_why"])}</div>' if lead.get("source_why") else ""
+        else:
+            followed = "—"
+        parts.append(
+            f'<tr class="lead" data-followed="{"yes" if lead.get("followed") else "no"}">'
+            f"<td><b>{e(lead['name'])}</b>"
+            + (f'<div class="sub">{task_query(lead["query"], task)}</div>' if lead.get("query") else "")
+            + f"</td><td>{e(lead.get('kind'))}{e(purpose)}</td><td>{e(lead.get('score'))}</td>"
+            f"<td>{e(lead.get('results', ''))}</td><td>{followed}</td></tr>"
         )
-        with_ = " ".join(f'<a href="#src-{n}">[{n}]</a>' for n in s["with"])
-        return (
-            f'<li id="src-{s["n"]}" class="source" data-tag="{e(s["tag"])}"><span class="n">[{s["n"]}]</span> '
-            f"<b>{head}</b> {badge(s['tag'], TAGS.get(s['tag'] or '', (s['tag'],))[0]) if s['tag'] else ''}"
-            f'<span class="sub">{e(marks)}</span>'
-            f'<div class="sub mono">{e(url)}</div>'
-            + (
-                f'<div class="sub">{e(s["tag_reason"])}{(" — with " + with_) if with_ else ""}</div>'
-                if s.get("tag_reason")
-                else ""
-            )
-            + f'<div class="found">found by: {_found_by(s["found_by"], anchors, task)}</div>'
-            + (f'<div class="excerpt">{e(s.get("excerpt"))}</div>' if s.get("excerpt") else "")
-            + "</li>"
-        )
+    parts.append("</tbody></table></div>")
+    parts.append(
+        f'<p class="sub">At most breadcrumb_limit = {e(settings.get("breadcrumb_limit"))} leads get one '
+        "targeted query per source after the loops.</p>"
+    )
+    return parts
+
+
+def _merged_html(view: dict) -> list[str]:
+    """The merged sources with their tags and who found them: the notable ones first, the rest folded."""
+    entries = source_entries(view)
+    counts = _tag_counts(entries)
+    cited = _cited(view)
+    anchors = {
+        (ev["source"], ev.get("phase", "loop"), ev["query"]): (i, ev.get("query_no"))
+        for i, ev in enumerate(view["audit"])
+    }
+    parts = [
+        '<h2 id="sources">Merged sources</h2>',
+        '<p class="meta">' + " · ".join(f"{badge(t, TAGS[t][0])} {counts[t]} — {e(TAGS[t][1])}" for t in TAGS) + "</p>",
+    ]
+    if not entries:
+        return parts + ['<p class="meta">No result was merged' + ("" if view.get("result") else " yet") + ".</p>"]
 
     def notable(s: dict) -> bool:
         return (
@@ -408,79 +449,111 @@ def render_multi_html(view: dict) -> str:
             or len({f["source"] for f in s["found_by"]}) > 1
         )
 
-    if entries:
-        first = [s for s in entries if notable(s)]
-        rest = [s for s in entries if not notable(s)]
-        add('<ol class="sources">' + "".join(entry_html(s) for s in first) + "</ol>")
-        if rest:
-            add(
-                f"<details><summary>the other {len(rest)} result{'' if len(rest) == 1 else 's'} "
-                "(not cited, found by one source, not verified or contradicted)</summary>"
-                '<ol class="sources">' + "".join(entry_html(s) for s in rest) + "</ol></details>"
-            )
-    else:
-        add('<p class="meta">No result was merged' + ("" if result else " yet") + ".</p>")
-
-    # key actors
-    add('<h2 id="actors">Key actors</h2>')
-    if actors:
-        for a in actors:
-            refs = " ".join(f'<a href="#src-{n}">[{n}]</a>' for n in a.get("sources") or [])
-            add(
-                f'<div class="actor"><h3>{e(a["name"])} <span class="sub">{e(a.get("kind"))} · '
-                f"{e(a.get('mentions'))} results</span> {refs}</h3>"
-                + (f"<div>{e(a['what'])}</div>" if a.get("what") else "")
-                + (f'<div class="why">role: {e(a["role"])}</div>' if a.get("role") else "")
-                + (
-                    "<ul>" + "".join(f"<li>{e(f)}</li>" for f in a.get("facts") or []) + "</ul>"
-                    if a.get("facts")
-                    else ""
-                )
-                + "</div>"
-            )
-    else:
-        add('<p class="meta">No key actor: no name is mentioned by enough on-topic results.</p>')
-
-    # errors and trips
-    add('<h2 id="errors">Errors and safety trips</h2>')
-    if errors or loop_errors or view["safety"]:
-        add("<ul>")
-        for src, no, err in errors:
-            add(f'<li class="err">{e(src)} q{e(no)}: {e(err)}</li>')
-        for src, err in loop_errors:
-            add(f'<li class="err">{e(src)} loop: {e(err)}</li>')
-        for s in view["safety"]:
-            add(
-                f'<li class="err">tripped {e(s.get("kind"))} ({e(s.get("source") or s.get("phase"))}): '
-                f"{e(s.get('detail'))}</li>"
-            )
-        add("</ul>")
-    else:
-        add('<p class="meta">None recorded.</p>')
-
-    # settings
-    for part in settings_section(settings, MULTI_SETTINGS):
-        add(part)
-
-    # checkpoints
-    add('<h2 id="checkpoints">Checkpoints</h2>')
-    add(f"<details><summary>{len(view['steps'])} checkpoints (each step of the graph)</summary>")
-    add(
-        '<div class="panel"><table><thead><tr><th>step</th><th>written by</th><th>next</th><th>time</th>'
-        "<th>checkpoint id</th></tr></thead><tbody>"
+    first = [s for s in entries if notable(s)]
+    rest = [s for s in entries if not notable(s)]
+    parts.append(
+        '<ol class="sources">' + "".join(_entry_html(s, cited, anchors, view["task"]) for s in first) + "</ol>"
     )
-    for s in view["steps"]:
-        add(
+    if rest:
+        parts.append(
+            f"<details><summary>the other {len(rest)} result{'' if len(rest) == 1 else 's'} "
+            "(not cited, found by one source, not verified or contradicted)</summary>"
+            '<ol class="sources">'
+            + "".join(_entry_html(s, cited, anchors, view["task"]) for s in rest)
+            + "</ol></details>"
+        )
+    return parts
+
+
+def _entry_html(s: dict, cited: set[int], anchors: dict[tuple, tuple[int, Any]], task: str) -> str:
+    """One merged source: its title and link, tag and its reason, who found it, its excerpt."""
+    url = s["url"]
+    head = link(url, s.get("title") or url) if url.startswith(("http://", "https://")) else e(s.get("title") or url)
+    marks = (" · cited" if s["n"] in cited else "") + (
+        f" · found by {len({f['source'] for f in s['found_by']})} sources"
+        if len({f["source"] for f in s["found_by"]}) > 1
+        else ""
+    )
+    with_ = " ".join(f'<a href="#src-{n}">[{n}]</a>' for n in s["with"])
+    return (
+        f'<li id="src-{s["n"]}" class="source" data-tag="{e(s["tag"])}"><span class="n">[{s["n"]}]</span> '
+        f"<b>{head}</b> {badge(s['tag'], TAGS.get(s['tag'] or '', (s['tag'],))[0]) if s['tag'] else ''}"
+        f'<span class="sub">{e(marks)}</span>'
+        f'<div class="sub mono">{e(url)}</div>'
+        + (
+            f'<div class="sub">{e(s["tag_reason"])}{(" — with " + with_) if with_ else ""}</div>'
+            if s.get("tag_reason")
+            else ""
+        )
+        + f'<div class="found">found by: {_found_by(s["found_by"], anchors, task)}</div>'
+        + (f'<div class="excerpt">{e(s.get("excerpt"))}</div>' if s.get("excerpt") else "")
+        + "</li>"
+    )
+
+
+def _actors_html(view: dict) -> list[str]:
+    """The key actors (profiles): what and who they are, their role, their facts, the sources naming them."""
+    actors = _actors(view)
+    if not actors:
+        return [
+            '<h2 id="actors">Key actors</h2>',
+            '<p class="meta">No key actor: no name is mentioned by enough on-topic results.</p>',
+        ]
+    parts = ['<h2 id="actors">Key actors</h2>']
+    for a in actors:
+        refs = " ".join(f'<a href="#src-{n}">[{n}]</a>' for n in a.get("sources") or [])
+        parts.append(
+            f'<div class="actor"><h3>{e(a["name"])} <span class="sub">{e(a.get("kind"))} · '
+            f"{e(a.get('mentions'))} results</span> {refs}</h3>"
+            + (f"<div>{e(a['what'])}</div>" if a.get("what") else "")
+            + (f'<div class="why">role: {e(a["role"])}</div>' if a.get("role") else "")
+            + ("<ul>" + "".join(f"<li>{e(f)}</li>" for f in a.get("facts") or []) + "</ul>" if a.get("facts") else "")
+            + "</div>"
+        )
+    return parts
+
+
+def _errors_html(view: dict) -> list[str]:
+    """Every error a query or a loop recorded, and every safety trip."""
+    errors, loop_errors = _query_errors(view), _loop_errors(view)
+    if not (errors or loop_errors or view["safety"]):
+        return ['<h2 id="errors">Errors and safety trips</h2>', '<p class="meta">None recorded.</p>']
+    return [
+        '<h2 id="errors">Errors and safety trips</h2>',
+        "<ul>",
+        *(f'<li class="err">{e(src)} q{e(no)}: {e(err)}</li>' for src, no, err in errors),
+        *(f'<li class="err">{e(src)} loop: {e(err)}</li>' for src, err in loop_errors),
+        *(
+            f'<li class="err">tripped {e(s.get("kind"))} ({e(s.get("source") or s.get("phase"))}): '
+            f"{e(s.get('detail'))}</li>"
+            for s in view["safety"]
+        ),
+        "</ul>",
+    ]
+
+
+def _checkpoints_html(view: dict) -> list[str]:
+    """Every checkpoint (each step of the graph); folded."""
+    return [
+        '<h2 id="checkpoints">Checkpoints</h2>',
+        f"<details><summary>{len(view['steps'])} checkpoints (each step of the graph)</summary>",
+        '<div class="panel"><table><thead><tr><th>step</th><th>written by</th><th>next</th><th>time</th>'
+        "<th>checkpoint id</th></tr></thead><tbody>",
+        *(
             f'<tr class="step"><td class="num">{e(s["step"])}</td><td>{e(s["node"])}</td>'
             f"<td>{e(', '.join(s['next']) or '—')}</td>"
             f'<td class="sub">{e((s["created_at"] or "")[11:23])}</td>'
             f'<td class="mono sub">{e(s["checkpoint_id"])}</td></tr>'
-        )
-    add("</tbody></table></div></details>")
+            for s in view["steps"]
+        ),
+        "</tbody></table></div></details>",
+    ]
 
-    add(
+
+def _footer_html(view: dict) -> str:
+    """How and when the page was made."""
+    return (
         f"<footer>Generated by <code>saturate show {e(view['thread'])} --html</code> from the checkpoint history at "
         f"{e(_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M:%S UTC'))}. "
         "Self-contained: no scripts, no external resources.</footer>"
     )
-    return page(f"saturate · {task[:80]}", parts)

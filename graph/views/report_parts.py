@@ -13,6 +13,7 @@ import datetime as _dt
 import html
 import json
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,7 +168,9 @@ def show_value(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else str(v)
 
 
-def settings_table(keys, values: dict, defaults: dict, changed: set, marked: set = frozenset()) -> str:
+def settings_table(
+    keys, values: dict, defaults: dict, changed: AbstractSet[str], marked: AbstractSet[str] = frozenset()
+) -> str:
     """setting / value / default rows, the changed ones highlighted (``marked``: "(fork)")."""
     rows = []
     for k in keys:
@@ -184,7 +187,7 @@ def settings_table(keys, values: dict, defaults: dict, changed: set, marked: set
     )
 
 
-def settings_section(settings: dict, key_settings, changed_by_fork: set = frozenset()) -> list[str]:
+def settings_section(settings: dict, key_settings, changed_by_fork: AbstractSet[str] = frozenset()) -> list[str]:
     """The reports' Settings section: the mode's knobs and whatever differs from the default (or was changed
     by a fork, marked) up front, the rest folded."""
     defaults = norm(load_settings({}, env={}).model_dump())

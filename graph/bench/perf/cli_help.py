@@ -50,7 +50,7 @@ def heaviest_imports(importtime: str, top: int = 5) -> list[tuple[str, str, floa
             if parent not in by[package]:
                 by[package].append(parent)
         stack.append((depth, name))
-    heaviest = sorted(ms, key=ms.get, reverse=True)[:top]
+    heaviest = sorted(ms, key=lambda k: ms[k], reverse=True)[:top]
     return [(package, ", ".join(by[package]), ms[package]) for package in heaviest]
 
 

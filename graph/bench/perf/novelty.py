@@ -16,6 +16,7 @@ from saturate.nodes.reading.salience import relative_relevance
 from saturate.sources.local import SNIPPET_CHARS
 from saturate.sources.wiki import CORPUS_NAME
 from saturate.state import Context, load_settings
+from saturate.state.graph_state import ResearchState
 from saturate.state.text import clip
 
 
@@ -60,7 +61,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     recompute, _ = per_call_ms(lambda: recomputed(accepted), slow)
     vocab_only, _ = per_call_ms(lambda: an.accepted_vocabulary(accepted), slow)
     cover_only = per_call_ms(lambda: relative_relevance(task, list(accepted.values()), new), slow)[0]
-    state = {
+    state: ResearchState = {
         "task": task,
         "settings": load_settings({"seed": SEED}, env={}).model_dump(),
         "knowledge": clip(" ".join(r["snippet"] for r in pool[:5]), 1500),

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START
@@ -136,7 +137,7 @@ def bench_graph_overhead(work: Path, p: dict, shared: dict) -> Figure:
                 nonlocal n
                 n += 1
                 payload = initial_state(task, settings)
-                cfg = {"configurable": {"thread_id": f"overhead-{n}"}, "recursion_limit": 1000}
+                cfg: RunnableConfig = {"configurable": {"thread_id": f"overhead-{n}"}, "recursion_limit": 1000}
                 with Stopwatch() as sw:
                     if way == "plain":
                         st = plain_session(task, settings, context)

@@ -14,6 +14,9 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO, Any
+
+from langchain_core.runnables import RunnableConfig
 
 from saturate.graph.bench.perf.common import (
     DURABILITY,
@@ -42,8 +45,15 @@ def _setup(home: Path, source):
     return load_settings({"seed": SEED}, env={}), Context(source=source, pages=SqlitePageStore(home / "pages.db"))
 
 
-def _config(thread_id: str) -> dict:
+def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": 1000}
+
+
+def _pipe(stream: IO[str] | None) -> IO[str]:
+    """A worker's pipe (the workers are started with stdin, stdout and stderr piped)."""
+    if stream is None:
+        raise RuntimeError("a worker process has no pipe")
+    return stream
 
 
 def _answers(states: list[dict]) -> list[tuple]:
@@ -56,7 +66,7 @@ def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool =
     settings, context = _setup(home, source)
     with open_checkpointer(home) as saver:
         graph = build_graph(checkpointer=saver if checkpoint else None)
-        extra = {"durability": DURABILITY} if checkpoint else {}
+        extra: dict[str, Any] = {"durability": DURABILITY} if checkpoint else {}
         batch = next(_BATCH)
         with Stopwatch() as sw:
             states = [
@@ -171,23 +181,27 @@ def sessions_processes(work: Path, tasks: list[str], workers: int) -> tuple[floa
     ]
 
     def expect(pr: subprocess.Popen, what: str) -> str:
-        line = pr.stdout.readline()
+        line = _pipe(pr.stdout).readline()
         if not line:
             pr.wait(timeout=30)
-            raise RuntimeError(f"a worker process exited {pr.returncode} before {what}:\n{pr.stderr.read()[-2000:]}")
+            raise RuntimeError(
+                f"a worker process exited {pr.returncode} before {what}:\n{_pipe(pr.stderr).read()[-2000:]}"
+            )
         return line
 
     try:
         for w, pr in enumerate(procs):
             chunk = [[i, t] for i, t in enumerate(tasks) if i % workers == w]
-            pr.stdin.write(json.dumps({"index_dir": str(work / "index"), "home": str(home), "tasks": chunk}) + "\n")
-            pr.stdin.flush()
+            _pipe(pr.stdin).write(
+                json.dumps({"index_dir": str(work / "index"), "home": str(home), "tasks": chunk}) + "\n"
+            )
+            _pipe(pr.stdin).flush()
         for pr in procs:
             expect(pr, "ready")
         with Stopwatch() as sw:
             for pr in procs:
-                pr.stdin.write("go\n")
-                pr.stdin.flush()
+                _pipe(pr.stdin).write("go\n")
+                _pipe(pr.stdin).flush()
             results = [json.loads(expect(pr, "its answers")) for pr in procs]
         for pr in procs:
             pr.wait(timeout=30)
@@ -225,7 +239,7 @@ def bench_sessions(work: Path, p: dict, shared: dict) -> Figure:
     rate = {k: n / v[0] for k, v in runs.items()}
     speedup = {k: round(r / rate["sequential"], 3) for k, r in rate.items() if k != "sequential"}
     concurrent = {k: r for k, r in rate.items() if k.startswith(("threads", "asyncio"))}
-    best = max(concurrent, key=concurrent.get)
+    best = max(concurrent, key=lambda k: concurrent[k])
     ref = runs["sequential"][1]
     same = all(v[1] == ref for v in runs.values())
     rounds = sum(r for _, r in ref)

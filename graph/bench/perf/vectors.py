@@ -63,7 +63,9 @@ def bench_vector_build(work: Path, p: dict, shared: dict) -> Figure:
         corpus.attach_vectors(model, identity, 0.4)
     scale = len(records) / len(docs)
     value = sw.seconds * scale
-    vec = VectorIndex.path_for(corpus.index_path, identity)
+    index_path = corpus.index_path
+    assert index_path is not None  # the corpus was indexed into work / "vector-index"
+    vec = VectorIndex.path_for(index_path, identity)
     shared["wiki_vectors"] = corpus if not p["quick"] else None
     fig = Figure(
         key="vector_index_build_s",
@@ -79,7 +81,7 @@ def bench_vector_build(work: Path, p: dict, shared: dict) -> Figure:
     )
     fig.extra_rows += [
         ("vector_file_mb", vec.stat().st_size * scale / 1e6, "MB"),
-        ("fts_index_file_mb", corpus.index_path.stat().st_size * scale / 1e6, "MB"),
+        ("fts_index_file_mb", index_path.stat().st_size * scale / 1e6, "MB"),
     ]
     fig.notes.append(
         "each document's title and opening (128 characters) is embedded, 16 a batch; once per corpus version and "
