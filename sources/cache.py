@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from saturate.sources.postgres import PgSearchCache
 from saturate.sources.sqlite_file import StoreDb
 from saturate.state.context import SearchSource
 from saturate.state.records import SearchResult
@@ -86,7 +87,7 @@ class CachedSource:
     def __init__(
         self,
         inner: SearchSource,
-        cache: SearchCache,
+        cache: SearchCache | PgSearchCache,
         ttl_s: float,
         params: dict | None = None,
         clock: Callable[[], float] = time.time,

@@ -21,6 +21,7 @@ from pathlib import Path
 from saturate.sources.cache import CachedSource, SearchCache
 from saturate.sources.fallback import FallbackSource
 from saturate.sources.local import CorpusError, LocalCorpus
+from saturate.sources.postgres import PgSearchCache
 from saturate.state.context import SearchSource
 from saturate.state.settings import Settings
 from saturate.state.source_kinds import SourceKind, source_kind
@@ -48,7 +49,7 @@ def open_source(
     corpus: str | None,
     settings: Settings,
     home: Path | str,
-    cache: SearchCache,
+    cache: SearchCache | PgSearchCache,
     meaning: Meaning | None = None,
 ) -> CachedSource:
     """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``; with
@@ -80,8 +81,11 @@ class Meaning:
 
 
 def make_source(
-    settings: Settings, home: Path | str, cache: SearchCache | None = None, meaning: Meaning | None = None
-) -> SearchSource:
+    settings: Settings,
+    home: Path | str,
+    cache: SearchCache | PgSearchCache | None = None,
+    meaning: Meaning | None = None,
+) -> CachedSource | FallbackSource:
     """The single loop's source: ``settings.source`` (over ``settings.corpus``; a comma-separated chain: a
     ``FallbackSource`` of them, each behind the cache), behind ``cache`` (default
     ``home/cache.db``; a PostgreSQL cache when sessions live there, see ``graph.storage``)."""
@@ -118,7 +122,7 @@ def open_sources(
     specs: list[dict],
     settings: Settings,
     home: Path | str,
-    cache: SearchCache | None = None,
+    cache: SearchCache | PgSearchCache | None = None,
     meaning: Meaning | None = None,
 ) -> dict[str, SearchSource]:
     """One source per resolved spec, by name (a local spec without a corpus takes the ``corpus`` setting), all

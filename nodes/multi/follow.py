@@ -16,6 +16,7 @@ like everything else.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -25,7 +26,10 @@ from saturate.state.context import Context
 from saturate.state.settings import Settings
 
 
-def follow_leads(payload: dict, runtime: Runtime[Context]) -> dict:
+def follow_leads(state: Any, runtime: Runtime[Context]) -> dict:
+    # ``state`` is the Send payload (graph/build_multi.py), typed Any so that LangGraph infers no input schema
+    # (and so no channel) from it
+    payload: dict = state
     settings = Settings.model_validate(payload["settings"])
     spec = payload["source"]
     leads = payload["leads"]

@@ -20,6 +20,7 @@ only against its own history, so loops never wait for each other.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -80,7 +81,10 @@ def model_step(model, usage: BudgetedUsage, run: SourceRun, ceiling: int) -> tup
     return parse_decision(reply.text)
 
 
-def source_loop(payload: dict, runtime: Runtime[Context]) -> dict:
+def source_loop(state: Any, runtime: Runtime[Context]) -> dict:
+    # ``state`` is the Send payload (graph/build_multi.py), typed Any so that LangGraph infers no input schema
+    # (and so no channel) from it
+    payload: dict = state
     settings = Settings.model_validate(payload["settings"])
     spec, task = payload["source"], payload["task"]
     ctx = runtime.context

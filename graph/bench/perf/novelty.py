@@ -16,7 +16,7 @@ from saturate.nodes.reading.salience import relative_relevance
 from saturate.sources.local import SNIPPET_CHARS
 from saturate.sources.wiki import CORPUS_NAME
 from saturate.state import Context, load_settings
-from saturate.state.graph_state import ResearchState
+from saturate.state.graph_state import ResearchState, initial_state
 from saturate.state.text import clip
 
 
@@ -62,8 +62,7 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     vocab_only, _ = per_call_ms(lambda: an.accepted_vocabulary(accepted), slow)
     cover_only = per_call_ms(lambda: relative_relevance(task, list(accepted.values()), new), slow)[0]
     state: ResearchState = {
-        "task": task,
-        "settings": load_settings({"seed": SEED}, env={}).model_dump(),
+        **initial_state(task, load_settings({"seed": SEED}, env={})),
         "knowledge": clip(" ".join(r["snippet"] for r in pool[:5]), 1500),
         "current": {"round": 3, "results": new, "durations_ms": {}},
         "results": accepted,
