@@ -17,6 +17,7 @@ import psutil
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import CallToolResult, TextContent
 
 from conftest import child_env
 
@@ -34,12 +35,13 @@ async def exercise(client: Client) -> None:
     assert set(tools) == TOOLS
     settings_schema = tools["research"].input_schema["$defs"]["SettingsOverrides"]["properties"]
     assert {"max_rounds", "source", "review", "model"} <= set(settings_schema)
-    assert "sources" in tools["research"].output_schema["properties"]
+    output_schema = tools["research"].output_schema
+    assert output_schema is not None and "sources" in output_schema["properties"]
 
-    progress: list[tuple[float, float | None, str | None]] = []
+    notified: list[tuple[float, float | None, str | None]] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notified.append((progress, total, message))
 
     result = await client.call_tool(
         "research",
@@ -52,8 +54,9 @@ async def exercise(client: Client) -> None:
     assert out["stop_reason"] and 1 <= out["rounds"] <= 3
     assert {s["n"] for s in out["sources"]} and all(s["url"].startswith("http") for s in out["sources"])
     # one notification per round: its number of the cap, and the round's progress line
-    assert [p[0] for p in progress] == list(range(1, out["rounds"] + 1)) and all(p[1] == 3 for p in progress)
-    assert progress[0][2].startswith("round 1: ")
+    assert [p[0] for p in notified] == list(range(1, out["rounds"] + 1)) and all(p[1] == 3 for p in notified)
+    first_message = notified[0][2]
+    assert first_message is not None and first_message.startswith("round 1: ")
 
     shown = (await client.call_tool("show", {"thread_id": "m1"})).structured_content
     assert shown["status"] == "done" and len(shown["rounds"]) == out["rounds"] and shown["result"]["answer"]
@@ -62,17 +65,17 @@ async def exercise(client: Client) -> None:
 
     # bad input: a tool error, one line; the server goes on serving
     bad = await client.call_tool("research", {"task": "   ", "settings": {"max_rounds": 3}})
-    assert bad.is_error and "task" in bad.content[0].text.lower() and "Traceback" not in bad.content[0].text
+    assert bad.is_error and "task" in first_text(bad).lower() and "Traceback" not in first_text(bad)
     bad = await client.call_tool("research", {"task": TASK, "settings": {"max_rounds": -1}})
     assert bad.is_error
     unknown = await client.call_tool("show", {"thread_id": "nope"})
-    assert unknown.is_error and "unknown thread 'nope'" in unknown.content[0].text
+    assert unknown.is_error and "unknown thread 'nope'" in first_text(unknown)
 
     # cancel a call mid-session: the session stops at its next step, checkpointed; resume finishes it
     second_round = anyio.Event()
 
-    async def on_round(done: float, total: float | None, message: str | None) -> None:
-        if done >= 2:
+    async def on_round(progress: float, total: float | None, message: str | None) -> None:
+        if progress >= 2:
             second_round.set()
 
     async def slow_session() -> None:
@@ -97,6 +100,13 @@ async def exercise(client: Client) -> None:
     resumed = await client.call_tool("resume", {"thread_id": "m2"})
     assert not resumed.is_error, resumed.content
     assert resumed.structured_content["outcome"] == "answer" and resumed.structured_content["rounds"] == 8
+
+
+def first_text(result: CallToolResult) -> str:
+    """The text of a tool result's first content block (a tool error is one text block)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text
 
 
 async def _still_running(client: Client, thread: str) -> bool:
@@ -132,6 +142,7 @@ def http_server(home):
         text=True,
         start_new_session=True,
     )
+    assert proc.stderr is not None
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

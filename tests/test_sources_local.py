@@ -55,6 +55,12 @@ def corpus_file(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "rivers.jsonl", DOCS)
 
 
+def index_file(corpus: LocalCorpus) -> Path:
+    """The corpus's index file (every corpus opened from a file has one; only an in-memory index has none)."""
+    assert corpus.index_path is not None
+    return corpus.index_path
+
+
 @pytest.fixture
 def corpus(corpus_file: Path, tmp_path: Path) -> LocalCorpus:
     return LocalCorpus.open(corpus_file, tmp_path / "index")
@@ -65,7 +71,7 @@ def wiki_home(tmp_path: Path, wiki_source: LocalCorpus) -> Path:
     """A home whose index/ is the session's Wikipedia index dir (conftest's ``wiki_source``)."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "index").symlink_to(wiki_source.index_path.parent, target_is_directory=True)
+    (home / "index").symlink_to(index_file(wiki_source).parent, target_is_directory=True)
     return home
 
 
@@ -82,8 +88,11 @@ def test_rare_terms_rank_first(corpus: LocalCorpus):
     results = corpus.search("Zimbabwe waterfall river", 3)
     assert [r.id for r in results][0] == "falls"
     assert all(isinstance(r, SearchResult) for r in results)
-    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
-    assert all(r.score > 0 and r.source == "local:rivers" for r in results)
+    scores = [r.score for r in results]
+    assert all(score is not None for score in scores)  # BM25 scores every local result
+    ranked = [score for score in scores if score is not None]
+    assert ranked == sorted(ranked, reverse=True)
+    assert all(score > 0 for score in ranked) and all(r.source == "local:rivers" for r in results)
 
 
 def test_title_weighs_more_than_text(corpus: LocalCorpus):
@@ -336,10 +345,10 @@ def test_non_utf8_file_named(notes: Path, tmp_path: Path):
 
 def test_index_is_reused(corpus_file: Path, tmp_path: Path):
     first = LocalCorpus.open(corpus_file, tmp_path / "index")
-    mtime = first.index_path.stat().st_mtime_ns
+    mtime = index_file(first).stat().st_mtime_ns
     second = LocalCorpus.open(corpus_file, tmp_path / "index")
     assert first.built and not second.built
-    assert second.index_path == first.index_path and second.index_path.stat().st_mtime_ns == mtime
+    assert second.index_path == first.index_path and index_file(second).stat().st_mtime_ns == mtime
     assert second.search("Nile", 1)[0].id == "nile"
 
 
@@ -349,7 +358,7 @@ def test_changed_corpus_is_rebuilt_and_old_index_removed(corpus_file: Path, tmp_
     second = LocalCorpus.open(corpus_file, tmp_path / "index")
     assert second.built and second.index_path != first.index_path and second.count == len(DOCS) + 1
     assert second.search("Brazil", 1)[0].id == "amazon"
-    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == [second.index_path.name]
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == [index_file(second).name]
 
 
 def test_same_stem_different_folders_keep_separate_indexes(tmp_path: Path):
@@ -364,7 +373,7 @@ def test_same_stem_different_folders_keep_separate_indexes(tmp_path: Path):
 def test_corrupt_index_file_is_rebuilt(corpus_file: Path, tmp_path: Path):
     first = LocalCorpus.open(corpus_file, tmp_path / "index")
     first.close()
-    first.index_path.write_bytes(b"this is not a database" * 100)
+    index_file(first).write_bytes(b"this is not a database" * 100)
     second = LocalCorpus.open(corpus_file, tmp_path / "index")
     assert second.built and second.search("Nile", 1)[0].id == "nile"
 
@@ -439,7 +448,7 @@ def test_wiki_finds_victoria_falls(wiki_source: LocalCorpus):
 
 
 def test_wiki_index_reused(wiki_source: LocalCorpus):
-    again = wiki.open_wiki(wiki_source.index_path.parent)
+    again = wiki.open_wiki(index_file(wiki_source).parent)
     assert not again.built and again.index_path == wiki_source.index_path
 
 
@@ -462,6 +471,7 @@ def test_wiki_missing_package_is_a_clear_error(monkeypatch, tmp_path: Path):
 def test_make_source_default_is_cached_wikipedia(wiki_home: Path):
     source = make_source(load_settings(env={}), wiki_home)
     assert isinstance(source, CachedSource) and isinstance(source, SearchSource)
+    assert isinstance(source.inner, LocalCorpus)
     assert source.name == "local:wikipedia" and not source.inner.built  # the session's index was reused
     assert source.search("Victoria Falls Zambezi", 1)[0].title == "Victoria Falls"
     assert (wiki_home / "cache.db").exists()
@@ -470,6 +480,7 @@ def test_make_source_default_is_cached_wikipedia(wiki_home: Path):
 def test_make_source_local_corpus(corpus_file: Path, tmp_path: Path):
     settings = load_settings({"corpus": str(corpus_file), "cache_ttl_s": 60}, env={})
     source = make_source(settings, tmp_path / "home")
+    assert isinstance(source, CachedSource)
     assert source.name == "local:rivers" and source.ttl_s == 60
     assert source.search("Nile", 1)[0].id == "nile"
     assert source.search("Nile", 1)[0].id == "nile" and source.hits == 1
@@ -481,6 +492,7 @@ def test_make_source_changed_corpus_misses_cache(corpus_file: Path, tmp_path: Pa
     make_source(settings, tmp_path / "home").search("Brazil", 3)
     write_jsonl(corpus_file, DOCS + [{"id": "amazon", "title": "Amazon", "text": "The Amazon river in Brazil."}])
     source = make_source(settings, tmp_path / "home")
+    assert isinstance(source, CachedSource)
     assert source.search("Brazil", 3)[0].id == "amazon" and source.hits == 0
 
 
@@ -493,6 +505,7 @@ def test_make_source_missing_corpus(tmp_path: Path):
 def test_make_source_ddg(tmp_path: Path):
     settings = load_settings({"source": "ddg", "ddg_region": "us-en", "ddg_timelimit": "w"}, env={})
     source = make_source(settings, tmp_path / "home")
+    assert isinstance(source, CachedSource)
     assert isinstance(source.inner, DuckDuckGoSource) and source.name == "ddg"
     assert source.params == {"region": "us-en", "safesearch": "moderate", "timelimit": "w", "backend": "auto"}
     assert source.inner.timeout and source.inner.timeout <= 20

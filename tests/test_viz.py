@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from typing import Annotated, Literal, TypedDict
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
@@ -63,11 +64,13 @@ def test_graph_command_writes_every_format_offline(tmp_path, no_network, capsys)
 
     # SVG: well-formed, one node group per graph node with its name, one edge group per edge
     root = ET.parse(tmp_path / "saturate-graph.svg").getroot()
-    assert root.tag == f"{SVG_NS}svg" and float(root.get("width")) > 100
+    width = root.get("width")
+    assert root.tag == f"{SVG_NS}svg" and width is not None and float(width) > 100
     groups = list(root.iter(f"{SVG_NS}g"))
     nodes = {g.get("data-node"): "".join(g.itertext()).strip() for g in groups if g.get("class") == "node"}
     assert set(nodes) == set(NODES)
     for n, text in nodes.items():
+        assert n is not None
         assert text == {"__start__": "START", "__end__": "END"}.get(n, n)
     edges = {
         (g.get("data-source"), g.get("data-target")): g for g in groups if (g.get("class") or "").startswith("edge")
@@ -75,23 +78,29 @@ def test_graph_command_writes_every_format_offline(tmp_path, no_network, capsys)
     assert set(edges) == CONDITIONAL | PLAIN
     for key, g in edges.items():  # conditional edges are drawn dashed, in another colour, labelled
         path = g.find(f"{SVG_NS}path")
+        assert path is not None
         if key in CONDITIONAL:
+            source, target = key
+            assert source is not None and target is not None
             assert g.get("class") == "edge conditional" and path.get("stroke-dasharray")
             assert path.get("stroke") == diagram.COND
-            assert "".join(g.itertext()).strip() == SINGLE_LOOP_LABELS[key]  # the router's decision
+            assert "".join(g.itertext()).strip() == SINGLE_LOOP_LABELS[(source, target)]  # the router's decision
         else:
             assert g.get("class") == "edge" and not path.get("stroke-dasharray") and path.get("stroke") == diagram.EDGE
             assert "".join(g.itertext()).strip() == ""
 
     # PNG: a valid image, big enough to read, listing every node in its metadata
     from PIL import Image
+    from PIL.PngImagePlugin import PngImageFile
 
     img = Image.open(tmp_path / "saturate-graph.png")
     img.verify()
     img = Image.open(tmp_path / "saturate-graph.png")
+    assert isinstance(img, PngImageFile)
     assert img.format == "PNG" and img.size[0] > 600 and img.size[1] > 800
     assert img.text["Description"].split()[1:] == NODES
-    assert len(img.convert("RGB").getcolors(1 << 20)) > 20  # drawn, not blank
+    colors = img.convert("RGB").getcolors(1 << 20)
+    assert colors is not None and len(colors) > 20  # drawn, not blank
 
     mmd = (tmp_path / "saturate-graph.mmd").read_text()
     assert mmd.startswith("flowchart TD")
@@ -187,7 +196,7 @@ def _toy_fetch(state: ToyState) -> dict:
 
 
 def _toy_judge(state: ToyState) -> dict:
-    rnd = state["round"]
+    rnd = state.get("round", 0)  # set by _toy_fetch, which always runs first
     rec = {
         "round": rnd,
         "query": f"q{rnd}",
@@ -202,7 +211,7 @@ def _toy_judge(state: ToyState) -> dict:
 
 
 def _toy_route(state: ToyState) -> Literal["more", "retry", "enough_now"]:
-    return "more" if state["round"] < 2 else "enough_now"
+    return "more" if state.get("round", 0) < 2 else "enough_now"
 
 
 def toy_graph(checkpointer=None):
@@ -240,9 +249,10 @@ def test_views_follow_the_graph_they_are_given():
         out = io.StringIO()
         progress = Progress(task="t", console=Console(file=out, force_terminal=False), graph=toy)
         said: list[str] = []
-        config = {"configurable": {"thread_id": f"toy-{strip}"}}
+        config: RunnableConfig = {"configurable": {"thread_id": f"toy-{strip}"}}
         for mode, chunk in toy.stream({}, config, stream_mode=progress.stream_mode):
             if strip and mode == "tasks":
+                assert isinstance(chunk, dict)
                 chunk = {k: v for k, v in chunk.items() if k != "metadata"}
             progress((mode, chunk))
             if progress.status and (not said or said[-1] != progress.status):
@@ -313,6 +323,7 @@ def test_progress_prints_each_round_when_its_gate_decides(home, wiki_source):
     steps = {n: meta["step"] for n, meta in diagram.node_metadata(build_graph()).items()}
     assert [n for n, _ in progress.started][:3] == ["plan_query", "search", "assess_novelty"]
     for name, status in progress.started:
+        assert status is not None, name
         assert status.endswith(steps[name]) or f"{steps[name]} (" in status, (name, status)
     assert ("search", "round 1: searching") in progress.started
     assert ("compress", "after round 1: merging into the knowledge state") in progress.started

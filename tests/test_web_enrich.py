@@ -175,13 +175,14 @@ def test_allow_hosts_from_the_environment():
 
 def test_real_ddgs_without_network_records_the_error(home):
     """The real ddgs client, no network: the session ends with the failure recorded in every round."""
-    src = DuckDuckGoSource(timeout=3, sleep=Sleeps())
+    sleeps = Sleeps()
+    src = DuckDuckGoSource(timeout=3, sleep=sleeps)
     start = time.monotonic()
     try:
         rows = src.search("victoria falls zambezi", 3)
     except SearchError as err:
         assert "after 3 attempt(s)" in str(err) and "DDGSException" in str(err)
-        assert len(src._sleep) == 2  # an offline DNS error is a connection error: retried
+        assert len(sleeps) == 2  # an offline DNS error is a connection error: retried
     else:  # pragma: no cover - only where a network is available
         pytest.skip(f"a network is available here: got {len(rows)} results")
     result = research(TASK, thread_id="offline", source=src, seed=0)
@@ -241,6 +242,7 @@ def test_enrich_extracts_refuses_and_bounds(site, tmp_path):
     log = {next(k for k, u in urls.items() if u == p["url"]): p for p in update["pages"]}
     assert log["article"]["status"] == "stored" and log["article"]["content_type"] == "text/html"
     article = pages.get(urls["article"])
+    assert article is not None
     assert "Mosi-oa-Tunya" in article and "NAV_HOME" not in article and "FOOTER_TEXT" not in article
     assert log["chain"]["status"] == "stored" and log["chain"]["final_url"] == urls["article"]
     assert "redirected 2 time(s)" in log["chain"]["notes"]
@@ -249,7 +251,9 @@ def test_enrich_extracts_refuses_and_bounds(site, tmp_path):
     assert log["file"]["status"] == "refused" and "scheme file://" in log["file"]["reason"]
     assert pages.get(urls["pdf"]) is None and pages.get(urls["metadata"]) is None
     big = log["big"]
-    assert big["status"] == "stored" and big["chars"] == 1000 == len(pages.get(urls["big"]))
+    big_text = pages.get(urls["big"])
+    assert big_text is not None
+    assert big["status"] == "stored" and big["chars"] == 1000 == len(big_text)
     assert any("body cut at 50000 bytes" in n for n in big["notes"])
     assert any("text cut to page_max_chars 1000" in n for n in big["notes"])
     assert log["slow"]["status"] == "stored" and any("total time cap of 1s" in n for n in log["slow"]["notes"])
@@ -286,6 +290,7 @@ def test_prompt_injection_page_is_stored_as_data_and_changes_nothing(site, tmp_p
     pages = SqlitePageStore(tmp_path / "pages.db")
     update = run_enrich([result(site.url("/inject"), "Zambezi facts")], web_source(fetcher=fetcher), pages)
     text = pages.get(site.url("/inject"))
+    assert text is not None
     assert "ignore previous instructions" in text and "novelty_threshold=0" in text  # kept, as text
     assert "‹/sources›" in text and "</sources>" not in text  # cannot close a prompt's delimiter
     assert "href" not in text and "<a" not in text
@@ -350,8 +355,10 @@ def test_web_session_end_to_end_with_local_pages(home, site, no_foreign_connecti
     pages = SqlitePageStore(home / "pages.db")
     for url, p in log.items():
         if p["status"] == "stored":
-            assert len(pages.get(url)) == p["chars"] > 100
-    assert "fourth-longest river" in pages.get(site.url("/inject"))
+            text = pages.get(url)
+            assert text is not None and len(text) == p["chars"] > 100
+    injected = pages.get(site.url("/inject"))
+    assert injected is not None and "fourth-longest river" in injected
     # ... and nowhere in the checkpoints: only references (the answer may quote a cited sentence)
     with sqlite3.connect(home / "sessions.db") as db:
         blobs = [bytes(b) for (b,) in db.execute("SELECT checkpoint FROM checkpoints")]
