@@ -7,7 +7,7 @@ question contains (``link_subject``) — and every sentence of the retrieved
 documents is scored as the one that fills the slot. The score is a logistic
 model over a few features of the sentence (``FEATURES``), its weights fitted
 on one half of the public question sets and checked on the other
-(``saturate bench fit-slots``; README, Benchmarks):
+(``saturate bench tune --slots``; docs/benchmarks.md):
 
 - ``relation``: the rarity-weighted share of the slot's relation words (and its
   focus noun) in the sentence and its document's title;
@@ -64,7 +64,7 @@ FEATURES = (
     "linked",
     "focus",
 )
-# fitted by `saturate bench tune --slots` on the public sets' half A (README, Benchmarks): listwise, so they
+# fitted by `saturate bench tune --slots` on the public sets' half A (docs/benchmarks.md): listwise, so they
 # rank the sentences of one slot; a sentence's probability is its softmax share among them
 WEIGHTS = {
     "relation": 1.715,
