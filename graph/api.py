@@ -84,7 +84,7 @@ def check_arguments(
         )
 
 
-def _by_name(source: Any, chat_model: Any, overrides: dict[str, Any]) -> tuple[Any, Any]:
+def _by_name(source: Any, chat_model: Any, overrides: dict[str, Any]) -> tuple[SearchSource | None, Any]:
     """A source or chat model given by name is resolved as the CLI does (``source="ddg"`` is the ``source``
     setting, ``chat_model="ollama:qwen2.5:7b"`` the ``model`` setting); a source object must be a SearchSource."""
     if isinstance(source, str):
@@ -106,7 +106,7 @@ def research(
     home: str | os.PathLike | None = None,
     chat_model: Any = None,
     embeddings: Any = None,
-    source: SearchSource | None = None,
+    source: SearchSource | str | None = None,
     settings: Settings | dict | None = None,
     stream_handler=None,
     _kind: str = "question",
@@ -116,7 +116,8 @@ def research(
 
     Settings: a ``Settings`` object, or keyword overrides on top of the
     ``SATURATE_*`` environment and the defaults. ``source`` replaces the
-    configured search source (any object with ``name``, ``search``, ``fetch``);
+    configured search source (any object with ``name``, ``search``, ``fetch``,
+    or a source name such as ``"ddg"``, which is the ``source`` setting);
     ``chat_model`` is any LangChain chat model; ``embeddings`` any LangChain
     Embeddings, used when ``rerank`` / ``novelty_method`` ask for embeddings
     (without it they are built from ``embed_model``: see ``graph.embeddings``).

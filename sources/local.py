@@ -23,7 +23,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
@@ -76,7 +76,7 @@ class LocalCorpus:
     # --- constructors ---------------------------------------------------------
 
     @classmethod
-    def open(cls, corpus_path: Path | str, index_dir: Path | str) -> LocalCorpus:
+    def open(cls, corpus_path: Path | str, index_dir: Path | str) -> Self:
         """Index ``corpus_path`` (JSONL or folder) into ``index_dir`` once; reuse it while unchanged."""
         if not str(corpus_path).strip():
             raise CorpusError("the corpus path is empty: name a JSONL file or a folder (or leave it unset)")
@@ -94,7 +94,7 @@ class LocalCorpus:
         return cls.open_keyed(loader, name, index_dir, slot=str(path), key=key, where=str(path))
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping], name: str, index_dir: Path | str | None = None) -> LocalCorpus:
+    def from_records(cls, records: Iterable[Mapping], name: str, index_dir: Path | str | None = None) -> Self:
         """Index records ({id, title, text[, url]}) given in memory.
 
         Without ``index_dir`` the index lives in memory; with it, the index file is
@@ -118,7 +118,7 @@ class LocalCorpus:
         slot: str,
         key: str,
         where: str | None = None,
-    ) -> LocalCorpus:
+    ) -> Self:
         """Reuse the index of ``slot`` (a corpus identity) at version ``key``, or build it from ``load()``.
 
         ``load`` is only called when the index must be (re)built; older indexes of
@@ -134,7 +134,7 @@ class LocalCorpus:
         _remove_stale_builds(index_dir)
         where = where or name
 
-        def build(reason: str | None = None) -> LocalCorpus:
+        def build(reason: str | None = None) -> Self:
             _build_file(index_path, _records(load(), name, where), where)
             for old in index_dir.glob(f"{stem}-*.sqlite"):
                 if old != index_path:

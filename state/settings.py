@@ -60,24 +60,26 @@ NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 0.25
 class Settings(BaseModel):
     # allow_inf_nan=False: inf and nan are no thresholds, margins or timeouts (every float setting is finite)
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
+    # every default is given as Field(default=...): type checkers (pyright's dataclass_transform) read only the
+    # keyword as a default, so Settings(max_rounds=2) type-checks without all the other fields
 
     # --- the loop -----------------------------------------------------------
     mode: Literal["saturate", "fixed"] = Field(
-        "saturate",
+        default="saturate",
         description="`saturate`: the novelty gate decides when to stop; `fixed`: exactly "
         "`fixed_rounds` rounds, no gate (the old dual-search baseline).",
     )
-    max_rounds: int = Field(5, ge=1, le=50, description="Hard cap on search rounds.")
+    max_rounds: int = Field(default=5, ge=1, le=50, description="Hard cap on search rounds.")
     min_rounds: int = Field(
-        3,
+        default=3,
         ge=1,
         le=50,
         description="The first round the gate may stop; the rounds before it are always accepted (the design's "
         "SEARCHES_PER_TASK = 2 is min_rounds 3).",
     )
-    fixed_rounds: int = Field(2, ge=1, le=50, description="Rounds run in `fixed` mode.")
+    fixed_rounds: int = Field(default=2, ge=1, le=50, description="Rounds run in `fixed` mode.")
     novelty_threshold: float | None = Field(
-        None,
+        default=None,
         ge=0,
         le=10,
         description="A round scoring under this (0-10) stops the loop after `min_rounds`. Unset: the novelty "
@@ -86,10 +88,13 @@ class Settings(BaseModel):
         + "; chosen by `saturate bench tune`), so a threshold means the same whatever the method.",
     )
     novelty_epsilon: float = Field(
-        0.15, ge=0, le=1, description="Probability that a sub-threshold round passes through anyway (epsilon-greedy)."
+        default=0.15,
+        ge=0,
+        le=1,
+        description="Probability that a sub-threshold round passes through anyway (epsilon-greedy).",
     )
     novelty_method: Literal["heuristic", "seed-heuristic", "model", "embedding"] = Field(
-        "heuristic",
+        default="heuristic",
         description="`heuristic`: the best new result's share of unseen terms x its task relevance, against "
         "everything the session accepted; `seed-heuristic`: the seed's word overlap against the rolling "
         "knowledge state only; `model`: the chat model rates 0-10 (needs `model`); `embedding`: how far the "
@@ -97,12 +102,12 @@ class Settings(BaseModel):
         "`embed_model`).",
     )
     stop_round: Literal["discard", "keep"] = Field(
-        "keep",
+        default="keep",
         description="What happens to the results of the round the gate stops: `discard` (the design's "
         "semantics) or `keep` (merged into the session's sources; still no compress and no model call).",
     )
     seed: int | None = Field(
-        None,
+        default=None,
         ge=0,
         le=2**63 - 1,
         description="Seed of the epsilon draw. Unset: one is drawn at session start and recorded, "
@@ -110,108 +115,115 @@ class Settings(BaseModel):
     )
     # --- search -------------------------------------------------------------
     source: str = Field(
-        "local",
+        default="local",
         max_length=100,
         description=source_help(),
     )
     source_cooldown_s: float = Field(
-        300,
+        default=300,
         ge=0,
         le=86400,
         description="Seconds a source of a fallback chain that failed (rate limited, unreachable) is skipped.",
     )
     corpus: str | None = Field(
-        None,
+        default=None,
         min_length=1,
         max_length=4096,
         description="Local corpus: a JSONL file of {id,title,text[,url]} or a folder of .md/.txt files. "
         "Unset: the embedded Wikipedia vital-articles summaries.",
     )
-    results_per_query: int = Field(5, ge=1, le=50, description="Results asked of the source per query.")
+    results_per_query: int = Field(default=5, ge=1, le=50, description="Results asked of the source per query.")
     exclude_seen: bool = Field(
-        True,
+        default=True,
         description="Ask the source for results the session has not accepted yet (over-fetch and skip them), "
         "so every round can add something; how many of the source's top results were repeats is recorded.",
     )
     retrieval: Literal["hybrid", "lexical"] = Field(
-        "hybrid",
+        default="hybrid",
         description="How a local corpus ranks: `hybrid` fuses its BM25 ranking with a ranking by meaning over "
         "document vectors stored beside its index (built once, with progress, when first needed; `embed_model`); "
         "`lexical`: BM25 only. Web search ranks by its own means. When no embedding model can be loaded the "
         "session goes on lexically, with a note saying why and what fixes it.",
     )
     hybrid_weight: float = Field(
-        0.4,
+        default=0.4,
         ge=0,
         le=1,
         description="Share of the words (BM25, min-max normalised) in the hybrid score; the rest is the cosine "
         "(normalised alike). Chosen on half A of the public sets by `saturate bench retrieval`.",
     )
     rerank: Literal["none", "embedding"] = Field(
-        "none",
+        default="none",
         description="Re-rank a query's candidates before they count as results: `none`, or `embedding` "
         "(cosine to the task in embedding space blended with the source's own score; needs embeddings).",
     )
     rerank_depth: int = Field(
-        30, ge=1, le=200, description="Candidates of a query that `rerank` re-orders (the source's top N)."
+        default=30, ge=1, le=200, description="Candidates of a query that `rerank` re-orders (the source's top N)."
     )
     rerank_weight: float = Field(
-        0.7,
+        default=0.7,
         ge=0,
         le=1,
         description="Weight of the embedding cosine in `rerank` (the rest: the source's normalised score).",
     )
     embed_model: str | None = Field(
-        None,
+        default=None,
         description="Embeddings for `retrieval` `hybrid`, `rerank` and `novelty_method` `embedding`: "
         "`ollama:<model>` (OllamaEmbeddings, e.g. `ollama:nomic-embed-text`), `openai:<model>` (the /embeddings "
         "endpoint of the `openai_base_url` server), a sentence-transformers model "
         "name or path, or an ONNX model path. Unset: all-MiniLM-L6-v2 (int8 ONNX), shipped offline with saturate.",
     )
     search_quality_floor: int = Field(
-        1800,
+        default=1800,
         ge=0,
         le=1_000_000,
         description="Round 1 results under this many characters trigger one retry with a simplified query.",
     )
     cache_ttl_s: int = Field(
-        86400, ge=0, le=315_360_000, description="Seconds a cached search result is reused (0 disables the cache)."
+        default=86400,
+        ge=0,
+        le=315_360_000,
+        description="Seconds a cached search result is reused (0 disables the cache).",
     )
-    ddg_region: str = Field("wt-wt", min_length=1, description="DuckDuckGo region, e.g. `us-en`, `wt-wt` (no region).")
-    ddg_safesearch: Literal["on", "moderate", "off"] = Field("moderate", description="DuckDuckGo safe search.")
+    ddg_region: str = Field(
+        default="wt-wt", min_length=1, description="DuckDuckGo region, e.g. `us-en`, `wt-wt` (no region)."
+    )
+    ddg_safesearch: Literal["on", "moderate", "off"] = Field(default="moderate", description="DuckDuckGo safe search.")
     ddg_timelimit: Literal["d", "w", "m", "y"] | None = Field(
-        None, description="DuckDuckGo time limit (day/week/month/year)."
+        default=None, description="DuckDuckGo time limit (day/week/month/year)."
     )
-    ddg_backend: str = Field("auto", min_length=1, description="ddgs backend(s), e.g. `auto`, `duckduckgo`, `bing`.")
+    ddg_backend: str = Field(
+        default="auto", min_length=1, description="ddgs backend(s), e.g. `auto`, `duckduckgo`, `bing`."
+    )
     searxng_url: str = Field(
-        "http://127.0.0.1:8888",
+        default="http://127.0.0.1:8888",
         max_length=2048,
         pattern=r"^https?://\S+$",
         description="Base URL of the SearXNG instance (`source searxng`); yours, so it may be on localhost or a "
         "private address. Its settings.yml must list `json` under `search: formats:`.",
     )
     searxng_categories: str = Field(
-        "general", min_length=1, max_length=200, description="SearXNG categories, e.g. `general`, `science,it`."
+        default="general", min_length=1, max_length=200, description="SearXNG categories, e.g. `general`, `science,it`."
     )
     searxng_language: str = Field(
-        "all",
+        default="all",
         min_length=1,
         max_length=20,
         description="SearXNG search language, e.g. `all`, `en`, `fr-FR` (`auto` on SearXNG; searx refuses it).",
     )
     searxng_time_range: Literal["day", "week", "month", "year"] | None = Field(
-        None, description="SearXNG time range. Unset: any time."
+        default=None, description="SearXNG time range. Unset: any time."
     )
-    searxng_safesearch: Literal["on", "moderate", "off"] = Field("moderate", description="SearXNG safe search.")
+    searxng_safesearch: Literal["on", "moderate", "off"] = Field(default="moderate", description="SearXNG safe search.")
     searxng_engines: str | None = Field(
-        None,
+        default=None,
         min_length=1,
         max_length=500,
         description="SearXNG engines to ask, comma-separated (e.g. `wikipedia,duckduckgo`). Unset: the instance's "
         "defaults for the categories.",
     )
     search_retries: int = Field(
-        2,
+        default=2,
         ge=0,
         le=10,
         description="Retries of a web search that failed transiently (timeout, connection or DNS error, rate limit, "
@@ -219,38 +231,42 @@ class Settings(BaseModel):
         "'No results' is never retried.",
     )
     search_retry_base_s: float = Field(
-        0.5,
+        default=0.5,
         ge=0,
         le=60,
         description="First backoff delay of a search retry in seconds; it doubles each retry (with jitter).",
     )
     # --- knowledge, enrichment ----------------------------------------------
-    knowledge_max_chars: int = Field(1500, ge=200, le=100_000, description="Cap on the rolling knowledge state.")
-    url_enrich_count: int = Field(3, ge=0, le=20, description="At most this many accepted results get their full page.")
+    knowledge_max_chars: int = Field(
+        default=1500, ge=200, le=100_000, description="Cap on the rolling knowledge state."
+    )
+    url_enrich_count: int = Field(
+        default=3, ge=0, le=20, description="At most this many accepted results get their full page."
+    )
     enrich_overlap_max: float = Field(
-        0.6,
+        default=0.6,
         ge=0,
         le=1,
         description="Only results whose snippet overlaps the knowledge state by at most this are enriched.",
     )
     page_max_chars: int = Field(
-        20_000, ge=500, le=10_000_000, description="Per-page budget of full text kept by enrichment."
+        default=20_000, ge=500, le=10_000_000, description="Per-page budget of full text kept by enrichment."
     )
     fetch_timeout_s: float = Field(
-        10.0,
+        default=10.0,
         gt=0,
         le=300,
         description="Total time cap of one page fetch in seconds: DNS, connects, every redirect and the body.",
     )
     fetch_max_bytes: int = Field(
-        2_000_000,
+        default=2_000_000,
         ge=1024,
         le=100_000_000,
         description="Page body bytes read at most; a longer body is cut there and the cut is noted in the "
         "enrichment log.",
     )
     fetch_allow_hosts: tuple[str, ...] = Field(
-        (),
+        default=(),
         description="Exact host names or IPs that page fetching may reach although they are loopback/private/"
         "link-local/reserved (e.g. `127.0.0.1,localhost` for a local test server); comma-separated in the "
         "environment and on the CLI. Nothing else bypasses the address check.",
@@ -289,7 +305,7 @@ class Settings(BaseModel):
 
     # --- the chat model (optional) -------------------------------------------
     model: str | None = Field(
-        None,
+        default=None,
         pattern=r"^(ollama|openai):\S+$",
         description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`) or `openai:<name>`, a model of an "
         "OpenAI-compatible server (LM Studio, llama.cpp's llama-server, vLLM; `openai_base_url`, the key from "
@@ -297,7 +313,7 @@ class Settings(BaseModel):
         "chat model can be passed instead.",
     )
     openai_base_url: str | None = Field(
-        None,
+        default=None,
         pattern=r"^https?://\S+$",
         description="Base URL of the OpenAI-compatible server for `openai:` models (chat and `embed_model`), "
         "usually ending in /v1 (LM Studio http://127.0.0.1:1234/v1, llama-server http://127.0.0.1:8080/v1, vLLM "
@@ -305,12 +321,12 @@ class Settings(BaseModel):
         "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY` and shown only masked.",
     )
     ollama_host: str | None = Field(
-        None,
+        default=None,
         pattern=r"^https?://\S+$",
         description="Ollama base URL. Unset: `OLLAMA_HOST` if set, else `http://127.0.0.1:11434`.",
     )
     num_ctx: int = Field(
-        8192,
+        default=8192,
         ge=512,
         le=1_048_576,
         description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates); for an "
@@ -318,61 +334,61 @@ class Settings(BaseModel):
         "to fit it (with a note).",
     )
     model_timeout_s: float = Field(
-        120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."
+        default=120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."
     )
     review: Literal["off", "plan", "answer", "both"] = Field(
-        "off",
+        default="off",
         description="A person reviews the session (LangGraph `interrupt()`): `plan` pauses before the first search "
         "(approve or edit the planned queries), `answer` before the answer is final (approve, or send it back for "
         "more search with a note), `both`. A paused session is a checkpoint: `saturate resume THREAD --approve` or "
         "`--edit FILE`, `resume(thread, review=...)` from Python. Single-source sessions.",
     )
     on_model_error: Literal["fail", "heuristic"] = Field(
-        "fail",
+        default="fail",
         description="Model unreachable at start: `fail` (exit 2 naming the host) or `heuristic` (continue without "
         "the model and say so in the result). Errors mid-session are always recorded and fall back to heuristics.",
     )
     # --- claim verification (saturate verify) --------------------------------
     verify_profile: Literal["calibrated", "strict"] = Field(
-        "calibrated",
+        default="calibrated",
         description="The decision rule's values (threshold / min sources / margin / partial weight): `calibrated` "
         "0.4 / 1 / 2 / 1.0, chosen by 5-fold cross-validation on the public recorded claims (one agreeing source "
         "suffices); `strict` 1.6 / 2 / 2 / 0.5, the design's two independent sources. An explicitly set "
         "`verify_threshold`, `verify_min_sources`, `verify_margin` or `verify_partial_weight` overrides it.",
     )
     verify_threshold: float | None = Field(
-        None,
+        default=None,
         gt=0,
         le=1000,
         description="Support or refute weight a verdict needs (summed hit weights). Unset: the profile's.",
     )
     verify_min_sources: int | None = Field(
-        None,
+        default=None,
         ge=1,
         le=20,
         description="Independent sources (distinct registrable domains) a verdict needs. Unset: the profile's.",
     )
     verify_margin: float | None = Field(
-        None,
+        default=None,
         ge=1,
         le=1000,
         description="'Clearly wins': the winning side's weight is at least this times the other's. Unset: the "
         "profile's.",
     )
     verify_max_attempts: int = Field(
-        2,
+        default=2,
         ge=1,
         le=10,
         description="Decide passes; 'need more search' sends the session back to plan_query until they run out.",
     )
     verify_partial_weight: float | None = Field(
-        None,
+        default=None,
         ge=0,
         le=1,
         description="Share of a hit's weight that a partial support adds to the support side. Unset: the profile's.",
     )
     verify_date_window_days: int = Field(
-        730,
+        default=730,
         ge=1,
         le=365_000,
         description="Dated hits further than this from the median date of the dated evidence do not count.",
@@ -382,7 +398,7 @@ class Settings(BaseModel):
         description="Weight of a hit by its source tier (JSON object). `other` must not exceed 0.4.",
     )
     source_tiers: str | None = Field(
-        None,
+        default=None,
         description="JSON file mapping registrable domains to tiers (`primary`, `wire`, `trade` or `other`), "
         "extending/overriding the built-in tier table; checked when the settings are made (a missing or malformed "
         "file is bad input).",
@@ -428,7 +444,7 @@ class Settings(BaseModel):
 
     # --- multi-source research (saturate research --multi / --sources) -----------
     sources: tuple[SourceSpec, ...] | None = Field(
-        None,
+        default=None,
         description="Sources of a multi-source session, each saturated by its own loop in parallel: spec strings "
         "`KIND[:CORPUS][@CEILING]` (comma-separated; kinds `local`, `titles` (title-only, shallow), `wiki`, `ddg`) "
         "or a JSON list of them and/or {name, kind, corpus, ceiling, description}. Unset: the `source`/`corpus` "
@@ -445,17 +461,20 @@ class Settings(BaseModel):
         "decision prompt; a source's own `description` wins.",
     )
     duplicate_stop_share: float = Field(
-        0.8,
+        default=0.8,
         ge=0,
         le=1,
         description="Heuristic per-source stop: the last query's top results were more than this "
         "share duplicates of what that source's loop already had.",
     )
     empty_stop_queries: int = Field(
-        2, ge=1, le=10, description="A source that returns nothing for this many consecutive queries is stopped."
+        default=2,
+        ge=1,
+        le=10,
+        description="A source that returns nothing for this many consecutive queries is stopped.",
     )
     breadcrumb_limit: int = Field(
-        5,
+        default=5,
         ge=0,
         le=20,
         description="Leads (identifiers > organisations > people > other names) found in accepted "
@@ -463,27 +482,27 @@ class Settings(BaseModel):
         "(two passes: the second follows the leads of what the first found; 0: none).",
     )
     entity_limit: int = Field(
-        5,
+        default=5,
         ge=0,
         le=20,
         description="Key entities (named by the most on-topic results) researched with one targeted query each, "
         "their name, on the source best suited to it, when their own page is not in hand (0: none).",
     )
     source_loop_timeout_s: float = Field(
-        60.0,
+        default=60.0,
         gt=0,
         le=3600,
         description="Wall-clock limit of one source's loop (a hanging search included); recorded when it trips.",
     )
     model_call_budget: int = Field(
-        100,
+        default=100,
         ge=0,
         le=100_000,
         description="Model calls a multi-source session may make; then the circuit breaker "
         "trips (recorded) and the heuristic paths run.",
     )
     model_token_budget: int = Field(
-        200_000,
+        default=200_000,
         ge=0,
         le=10**12,
         description="Model tokens (in + out) a multi-source session may use; no call starts once "
@@ -491,7 +510,7 @@ class Settings(BaseModel):
     )
     # --- storage ---------------------------------------------------------------
     database_url: str | None = Field(
-        None,
+        default=None,
         exclude=True,  # never checkpointed (it may hold a password); each process gives it again
         repr=False,
         max_length=2000,
@@ -502,7 +521,7 @@ class Settings(BaseModel):
     )
     # --- input bounds ---------------------------------------------------------
     task_max_chars: int = Field(
-        2000, ge=10, le=1_000_000, description="Longest task accepted; longer tasks are rejected, not cut."
+        default=2000, ge=10, le=1_000_000, description="Longest task accepted; longer tasks are rejected, not cut."
     )
 
     @field_validator("database_url")

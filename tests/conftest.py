@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,7 @@ def wiki_source(tmp_path_factory):
 def strip_timings(state: dict) -> dict:
     """A state without wall-clock fields, for comparing runs."""
 
-    def clean(x):
+    def clean(x: Any) -> Any:
         if isinstance(x, dict):
             return {k: clean(v) for k, v in x.items() if k not in ("durations_ms", "ms")}
         if isinstance(x, list):

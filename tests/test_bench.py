@@ -81,6 +81,7 @@ def test_full_harness_run_records_a_monitor_cycle(home, small_data, tmp_path, ca
     assert status["cycles"] == 2
     with Monitor(home=home) as m:
         snap = m.last_snapshot()
+    assert snap is not None
     assert set(snap) == {"musique", "hotpotqa"} and snap["musique"]["runs"]["saturate"][0]["task_id"]
     # a partial run is not a cycle
     assert main(["bench", "--data", str(small_data), "--limit", "2", "--plot", str(tmp_path / "p.png")]) == 0

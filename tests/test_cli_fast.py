@@ -92,6 +92,7 @@ def test_closed_pipe_exits_quietly(tmp_path, argv):
         stderr=subprocess.PIPE,
         env={**env, "SATURATE_HOME": str(tmp_path)},
     )
+    assert p.stdout is not None and p.stderr is not None
     p.stdout.close()  # before the command writes anything
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) in (0, 141) and "Traceback" not in err and "BrokenPipe" not in err, err

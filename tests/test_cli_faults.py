@@ -69,6 +69,7 @@ def test_ctrl_c_names_the_thread_to_resume(home):
         text=True,
     )
     lines = []
+    assert proc.stderr is not None
     for line in proc.stderr:
         lines.append(line)
         if line.startswith("round 1:"):

@@ -115,6 +115,7 @@ def test_page_store_damaged_mid_session_is_left_alone_and_noted(tmp_path):
     assert store.put("https://a.test/", "text")
     # a file damaged under an open connection: SQLite's page cache hides it until the next read from disk, so
     # the test reconnects (what the next statement of a long session meets)
+    assert store._file._db is not None
     store._file._db.close()
     with open(tmp_path / "pages.db", "r+b") as f:
         f.write(b"\xff" * 100)
@@ -146,6 +147,7 @@ def test_damaged_index_is_rebuilt_at_open_and_noted_in_the_session(home, corpus)
 def test_index_damaged_under_an_open_corpus_is_rebuilt_once(corpus, tmp_path):
     source = LocalCorpus.open(corpus, tmp_path / "idx")
     assert source.search("Romulus", 3)
+    assert source.index_path is not None
     with open(source.index_path, "r+b") as f:  # damaged in place, under the open connection
         f.write(b"\xff" * source.index_path.stat().st_size)
     hits = source.search("Tiber river", 3)
@@ -157,6 +159,7 @@ def test_index_damaged_under_an_open_corpus_is_rebuilt_once(corpus, tmp_path):
 def test_full_text_index_damaged_inside_an_intact_file_is_detected_at_open(corpus, tmp_path):
     source = LocalCorpus.open(corpus, tmp_path / "idx")
     source.close()
+    assert source.index_path is not None
     db = sqlite3.connect(source.index_path)  # the tables open, the meta table is intact; the postings are garbage
     db.execute("UPDATE fts_data SET block = x'ffffffff' WHERE id > 1")
     db.commit()
@@ -185,6 +188,7 @@ def test_stale_building_file_of_a_killed_build_is_removed(corpus, tmp_path):
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None
     try:
         assert holder.stdout.readline().strip() == "locked"
         LocalCorpus.open(corpus, idx)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
@@ -43,7 +44,7 @@ from conftest import ROOT, InterruptingSource
 NILE = "The Nile is the longest river in Africa"
 PARAPHRASE = "Africa's longest river is the Nile"
 BREAD = "Bread is baked from flour"
-EMBED = {"rerank": "embedding"}
+EMBED: dict[str, Any] = {"rerank": "embedding"}
 
 
 def cos(a, b) -> float:
@@ -409,7 +410,7 @@ def test_api_passes_embeddings_to_the_context(home, corpus, contexts):
 
 def test_resume_builds_or_takes_embeddings(home, corpus, contexts):
     source = LocalCorpus.open(corpus, home / "index")
-    kw = dict(min_rounds=3, max_rounds=3, **EMBED)
+    kw: dict[str, Any] = dict(min_rounds=3, max_rounds=3, **EMBED)
     with pytest.raises(KeyboardInterrupt):
         api.research("Which is the longest river in Africa?", source=InterruptingSource(source), thread_id="a", **kw)
     with pytest.raises(KeyboardInterrupt):

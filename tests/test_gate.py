@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -111,7 +113,7 @@ def small_source():
     return LocalCorpus.from_records(DOCS, "small")
 
 
-def run_session(source, **kw):
+def run_session(source, **kw) -> tuple[dict[str, Any], list[tuple[str, int]]]:
     """Run a whole session; returns (final state, list of (node, round) in execution order)."""
     graph = build_graph()
     state = initial_state("Amber River rare birds and the granite quarry", _settings(**kw))
@@ -122,7 +124,12 @@ def run_session(source, **kw):
             rnd = chunk.get("round", rnd)
         else:
             steps.extend((node, rnd) for node in chunk)
+    assert final is not None
     return final, steps
+
+
+def _rounds_ordered(d: dict[str, Any]) -> bool:
+    return d["min_rounds"] <= d["max_rounds"]
 
 
 session_settings = st.fixed_dictionaries(
@@ -134,7 +141,7 @@ session_settings = st.fixed_dictionaries(
         "seed": st.integers(0, 2**31),
         "novelty_method": st.sampled_from(["heuristic", "seed-heuristic"]),
     }
-).filter(lambda d: d["min_rounds"] <= d["max_rounds"])
+).filter(_rounds_ordered)
 
 
 @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -192,6 +199,7 @@ def test_rejected_round_is_never_compressed(musique_source, stop_round):
         elif steps and steps[-1] == "compress" and after_r1 is None:
             after_r1 = chunk
         final = chunk
+    assert after_r1 is not None
     r1, r2 = final["records"]
     assert (r1["decision"], r2["decision"]) == ("accept", "stop")
     assert r2["new"] > 0  # round 2 found results the session had not accepted ...

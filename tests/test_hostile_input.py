@@ -99,9 +99,9 @@ def test_api_takes_source_and_model_by_name_and_settings_as_a_dict(home, corpus)
     result = api.research("Who wrote the first algorithm?", source="local", settings={"corpus": str(corpus)}, seed=1)
     assert result.outcome == "answer" and "Ada Lovelace" in result.answer
     with pytest.raises(BadInput, match="source must be a search source"):
-        api.research("Ada", source=42)
+        api.research("Ada", source=42)  # pyright: ignore[reportArgumentType]  # a wrong type, on purpose
     with pytest.raises(BadInput, match=r"research\(settings=...\) takes a Settings or a dict"):
-        api.research("Ada", settings=["max_rounds", 3])
+        api.research("Ada", settings=["max_rounds", 3])  # pyright: ignore[reportArgumentType]  # a wrong type, on purpose
     with pytest.raises(BadInput, match="model"):
         api.research("Ada", chat_model="nonsense-without-provider", corpus=str(corpus))
 

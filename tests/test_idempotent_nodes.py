@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ WALL_CLOCK = ("elapsed_s", "started", "parallelism")  # a multi-source loop's ti
 def final_state(home: Path, thread: str) -> dict:
     """The session's values without wall-clock fields."""
 
-    def clean(x):
+    def clean(x: Any) -> Any:
         if isinstance(x, dict):
             return {k: clean(v) for k, v in x.items() if k not in WALL_CLOCK}
         return [clean(v) for v in x] if isinstance(x, list) else x

@@ -45,6 +45,7 @@ def table_rows(tokens, table: int = 0) -> list[list[str]]:
         elif inside and t.type == "tr_close":
             rows.append(row)
         elif inside and t.type == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
+            assert row is not None  # a cell is inside a row
             row.append(t.content)
     return rows
 

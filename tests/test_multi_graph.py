@@ -15,6 +15,7 @@ from saturate.graph.build_multi import build_multi_graph
 from saturate.nodes.multi.breadcrumbs import BREADCRUMB_PASSES
 from saturate.sources.local import LocalCorpus
 from saturate.state.context import Context
+from saturate.state.multi_records import MultiResult
 from saturate.state.multi_state import initial_multi_state
 from saturate.state.settings import Settings, load_settings
 from saturate.state.source_spec import SourceSpec, resolve
@@ -247,14 +248,17 @@ def test_interrupted_session_resumes(musique_corpus, musique_source, home):
     specs = resolve_specs(settings)
     with open_checkpointer(home_dir()) as saver:  # stop after the loops have been merged
         graph = build_multi_graph(checkpointer=saver, interrupt_after=["merge"])
+        sources = open_sources(specs, settings, home_dir())
         graph.invoke(
             initial_multi_state(BUBYE, settings, specs),
             _config("r"),
-            context=Context(source=None, sources=open_sources(specs, settings, home_dir())),
+            # the first source doubles as the context's source, as session.make_context does
+            context=Context(source=sources[specs[0]["name"]], sources=sources),
         )
     state = session_state("r")
     assert state["_next"] == ["breadcrumbs"] and state["merged"] and not state["result"]
     result = resume("r")  # graph.resume recognises the multi-source thread
+    assert isinstance(result, MultiResult)
     assert result.outcome == "answer" and any(lp.phase == "breadcrumb" for lp in result.loops)
     assert session_state("r")["result"]["answer"] == result.answer
 

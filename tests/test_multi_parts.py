@@ -34,6 +34,7 @@ def test_source_specs_parse_and_resolve():
         },
         env={},
     )
+    assert s.sources is not None
     assert [(x.name, x.kind, x.ceiling) for x in s.sources] == [
         ("local:musique", "local", None),
         ("titles:a", "titles", 2),
@@ -57,6 +58,7 @@ def test_source_specs_parse_and_resolve():
     assert resolve_specs(js)[1]["ceiling"] == 2
     assert load_settings(s.model_dump(), env={}).sources == s.sources  # checkpointed settings round-trip
     env = load_settings({}, env={"SATURATE_SOURCES": "wiki,ddg@3"})
+    assert env.sources is not None
     assert [(x.name, x.ceiling) for x in env.sources] == [("wiki", None), ("ddg", 3)]
     default = resolve_specs(load_settings({"corpus": "c/musique.jsonl"}, env={}))
     assert [(x["name"], x["kind"], x["corpus"]) for x in default] == [("local:musique", "local", "c/musique.jsonl")]
@@ -350,7 +352,7 @@ def test_budget_reserves_calls_under_concurrency():
         t.start()
     for t in threads:
         t.join()
-    assert len(granted) == 10 and budget.tripped.startswith("model_call_budget 10")
+    assert len(granted) == 10 and budget.tripped is not None and budget.tripped.startswith("model_call_budget 10")
     assert budget.acquire() == (False, None)  # tripped once; later refusals do not trip again
 
 

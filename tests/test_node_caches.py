@@ -77,7 +77,7 @@ def novelty_steps(thread: str) -> list[tuple[dict, dict]]:
     with open_checkpointer(home_dir()) as saver:
         graph = build_graph(checkpointer=saver)
         snaps = list(graph.get_state_history({"configurable": {"thread_id": thread}}))
-    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
+    by_id = {s.config.get("configurable", {})["checkpoint_id"]: s for s in snaps}
     steps = []
     for snap in snaps:
         parent = by_id.get((snap.parent_config or {}).get("configurable", {}).get("checkpoint_id"))

@@ -43,14 +43,20 @@ def test_committed_notebook_has_no_outputs():
 def test_showcase_question_is_answered_right(home, musique_tasks, musique_corpus):
     """The notebook's question and research call (read from the notebook), run as the notebook runs them."""
     cells = code_cells()
-    task_id = re.search(r't\["id"\] == "([^"]+)"', cells[0]).group(1)
+    found = re.search(r't\["id"\] == "([^"]+)"', cells[0])
+    assert found is not None
+    task_id = found.group(1)
     task = next(t for t in musique_tasks if t["id"] == task_id)
     call = next(
         node
         for node in ast.walk(ast.parse(next(c for c in cells if "stream_handler=progress" in c)))
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "research"
     )
-    kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if isinstance(k.value, ast.Constant)}
+    kwargs = {
+        k.arg: ast.literal_eval(k.value)
+        for k in call.keywords
+        if k.arg is not None and isinstance(k.value, ast.Constant)
+    }
     result = research(task["question"], corpus=str(musique_corpus), **kwargs)
     lead = leading_sentence(result.answer)
     assert all(name in lead for name in EXPECTED), result.answer

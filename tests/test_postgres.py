@@ -61,9 +61,10 @@ def cli(home: Path, *args: str, url: str | None = None, check: bool = True) -> s
 
 def checkpoints(url: str) -> list[dict]:
     import psycopg
-    from psycopg.rows import dict_row
+    from psycopg.rows import DictRow, dict_row
 
-    with psycopg.connect(url, row_factory=dict_row) as conn:
+    # psycopg.connect is Connection.connect unspecialised: its rows type defaults to tuples for a type checker
+    with psycopg.Connection[DictRow].connect(url, row_factory=dict_row) as conn:
         return conn.execute(
             "SELECT thread_id, checkpoint_id, metadata FROM checkpoints WHERE checkpoint_ns = ''"
         ).fetchall()
@@ -88,7 +89,8 @@ def test_every_session_command_works_on_postgresql_and_writes_no_sqlite_file(db,
     import psycopg
 
     with psycopg.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM saturate_search_cache").fetchone()[0] > 0
+        row = conn.execute("SELECT count(*) FROM saturate_search_cache").fetchone()
+        assert row is not None and row[0] > 0
     # the same session is not in another database: the URL decides
     other = cli(home, "show", "t1", url=db.rsplit("/", 1)[0] + "/saturate", check=False)
     assert other.returncode == 2 and "unknown thread 't1'" in other.stderr
@@ -300,6 +302,7 @@ def test_a_server_lost_mid_session_is_one_line_without_the_drivers_log(pg, tmp_p
             stderr=subprocess.PIPE,
             text=True,
         )
+        assert proc.stderr is not None
         for line in proc.stderr:
             if line.startswith("round 2"):
                 break

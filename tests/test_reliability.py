@@ -99,6 +99,7 @@ def test_sessions_interrupted_at_random_steps_resume_to_the_same_final_state(hom
         target = pending[0]["thread"] if len(pending) > 2 else None
         at = rng.randint(1, 14)
         steps = 0
+        assert proc.stdout is not None
         for line in proc.stdout:
             if line.startswith("finished"):
                 done = line.split()[1]
@@ -113,8 +114,8 @@ def test_sessions_interrupted_at_random_steps_resume_to_the_same_final_state(hom
                 interrupted.append((target, sig.name, steps))
                 kills += 1
                 break
-        proc.communicate(timeout=120)
-        assert proc.returncode in (0, 130, -signal.SIGKILL), proc.stderr[-2000:]
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 130, -signal.SIGKILL), err[-2000:]
     assert len(interrupted) >= 12 and {s for _, s, _ in interrupted} == {"SIGINT", "SIGKILL"}
 
     for job in jobs:  # the uninterrupted reference of each session, in this process
@@ -190,6 +191,7 @@ def _interrupt_mid_search(home, corpus, sleep_s: float, presses: int) -> tuple[s
     proc = subprocess.Popen(
         [sys.executable, "-c", SLOW, str(corpus), str(home), str(sleep_s)], stdout=subprocess.PIPE, text=True, env=env
     )
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "searching"
     time.sleep(0.3)  # inside the search
     t0 = time.monotonic()

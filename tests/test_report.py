@@ -138,7 +138,9 @@ def test_novelty_chart_png(session, tmp_path):
     img.verify()
     img = Image.open(path).convert("RGB")
     assert img.size[0] >= 700 and img.size[1] >= 400
-    colors = {c for _, c in img.getcolors(1 << 20)}
+    counted = img.getcolors(1 << 20)
+    assert counted is not None
+    colors = {c for _, c in counted}
     assert (22, 163, 74) in colors  # accept bars
     assert (217, 119, 6) in colors  # ε pass bars (hatched)
     # works from plain records too (notebooks): empty and fixed mode
@@ -189,7 +191,9 @@ def test_unknown_thread(home):
 def test_thread_id_is_shown_as_typed(session, tmp_path):
     """No CSS upper-casing of ids: the kicker is not text-transformed and the id's own span undoes any."""
     page = write_html("rep", tmp_path / "r.html").read_text()
-    kicker = re.search(r'<div class="kicker">(.*?)</div>', page).group(1)
+    found = re.search(r'<div class="kicker">(.*?)</div>', page)
+    assert found is not None
+    kicker = found.group(1)
     assert '<span class="id">rep</span>' in kicker
     css = {m.group(1).strip(): m.group(2) for m in re.finditer(r"([^{}]+)\{([^}]*)\}", page)}
     assert "text-transform" not in css[".kicker"] and "text-transform: none" in css[".id"]
@@ -243,7 +247,8 @@ def test_multi_source_report(home, tmp_path, caplog):
         assert all(f"<b>{f.source}</b>" in li.group(2) for f in s.found_by)
         assert html_escape(s.tag_reason) in li.group(2)
     assert result.tags["contradicted"] >= 1 and 'data-tag="contradicted"' in page
-    assert "John Bradfield" in re.search(r'<h2 id="actors">.*?<h2', page, re.S).group(0)
+    actors = re.search(r'<h2 id="actors">.*?<h2', page, re.S)
+    assert actors is not None and "John Bradfield" in actors.group(0)
     cited = set(re.findall(r"\[(\d+)\]", result.answer))
     assert cited and all(f'href="#src-{n}">[{n}]</a>' in page for n in cited)
     # self-contained like the single-loop report

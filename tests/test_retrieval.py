@@ -52,6 +52,8 @@ def model():
 class Counting:
     """The real model, counting the texts it embeds."""
 
+    identity: str | None = None  # set as on a built model whose vectors a corpus may share (graph/embeddings.py)
+
     def __init__(self, inner):
         self.inner, self.texts = inner, 0
 
@@ -239,10 +241,12 @@ def test_a_build_killed_mid_way_leaves_nothing_half_written_and_the_next_builds(
         text=True,
         env={k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")},
     )
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "batch" and proc.stdout.readline().strip() == "batch"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     src = LocalCorpus.open(path, index)
+    assert src.index_path is not None
     final = VectorIndex.path_for(src.index_path, identity)
     assert not final.exists() and not final.with_suffix(".json").exists()
     (final.parent / f"{final.stem}.x1.building").write_bytes(b"half")  # as if killed inside np.save

@@ -155,6 +155,7 @@ def test_cli_interactive_prompt_on_a_terminal(home):
 def test_killed_while_waiting_then_resumed(home):
     child = spawn(home, "research", TASK, "--review", "plan", "--thread", "k")
     child.expect("plan> ")
+    assert child.pid is not None
     os.kill(child.pid, signal.SIGKILL)
     child.expect(pexpect.EOF)
     child.close()

@@ -29,6 +29,7 @@ def load_like_the_server(spec: str):
     path, _, variable = spec.partition(":")
     modname = path.replace("/", "__").replace(".py", "").replace(" ", "_").lstrip(".")
     modspec = importlib.util.spec_from_file_location(modname, ROOT / path)
+    assert modspec is not None and modspec.loader is not None
     module = importlib.util.module_from_spec(modspec)
     sys.modules[modname] = module
     modspec.loader.exec_module(module)
@@ -55,7 +56,8 @@ def test_exported_graph_is_compiled_without_a_checkpointer(served):
     # the schemas the server shows in Studio
     assert served.get_input_jsonschema()["properties"].keys() == {"task", "settings"}
     assert {"result", "records"} <= served.get_output_jsonschema()["properties"].keys()
-    assert served.get_context_jsonschema()["properties"].keys() == {"home"}
+    context = served.get_context_jsonschema()
+    assert context is not None and context["properties"].keys() == {"home"}
 
 
 def test_runs_with_task_and_settings_and_no_context(served, home):

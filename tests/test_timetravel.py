@@ -28,7 +28,7 @@ def history(thread: str) -> list[tuple]:
     with open_checkpointer(home_dir()) as saver:
         return [
             (
-                s.config["configurable"]["checkpoint_id"],
+                s.config.get("configurable", {})["checkpoint_id"],
                 (s.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
                 json.dumps(s.metadata, sort_keys=True),
                 json.dumps(s.values, sort_keys=True, default=str),

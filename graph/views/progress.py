@@ -39,9 +39,10 @@ from saturate.graph.views.diagram import node_metadata
 from saturate.state.text import printable
 
 if TYPE_CHECKING:  # rich is imported when a console is made (the CLI's --help stays fast)
+    from langgraph.types import StreamMode
     from rich.console import Console
 
-STREAM_MODE = ["updates", "custom", "tasks"]
+STREAM_MODE: list[StreamMode] = ["updates", "custom", "tasks"]
 
 DECISION_STYLE = {"accept": "green", "epsilon_pass": "yellow", "stop": "red", "cap": "cyan"}
 # why a session ends, after its numbers on the round's line (the gate's reason says it with the numbers)
