@@ -187,20 +187,20 @@ def _extra_missing(exc: ImportError) -> EmbeddingsUnavailable:
     )
 
 
-def _session(path: Path, spinning: bool):
-    """The onnxruntime session of the model. ``spinning`` False for queries: by default onnxruntime's threads
-    busy-wait after each run for the next one, and a session embeds one query between a search's other work, so on
+def _session(path: Path):
+    """The onnxruntime session of the model, its threads told not to spin: by default onnxruntime's threads
+    busy-wait after each run for the next one. A session embeds one query between a search's other work, and on
     2 cores the spinning threads took the CPU from the rest of the round (a default session ran 2.2x the lexical
-    one's time, 1.7x without spinning). True for building a corpus's vectors, one batch after another, where
-    spinning pays (10,033 summaries: ~50 s with it, ~68 s without)."""
+    one's time, 1.7x without spinning). Building a corpus's vectors, batch after batch, gains nothing from
+    spinning alone on the machine (1,024 summaries: 5.6-6.3 s with it, 5.7-5.9 s without) and loses badly
+    beside any other busy process (17.3 s with it, 5.8 s without, at a load of 3: a test run, a second session)."""
     import onnxruntime as ort  # lazy: only when the ONNX model is used
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
-    if not spinning:
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
@@ -228,15 +228,13 @@ class OnnxEmbeddings(Embeddings):
         else:
             path = Path(model_path)
         self.model_path = Path(path)
-        self._batch_session = None  # built on the first embed_batch (a corpus's vectors), spinning
-        self._lock = threading.Lock()
         try:
             own = tokenizer_path is not None
             self._tokenizer = _tokenizer(
                 Path(tokenizer_path) if own else Path(model_store.tokenizer_path(model_store.DEFAULT_ONNX_MODEL)),
                 None if own else model_store.MODELS[model_store.DEFAULT_ONNX_MODEL].max_length,
             )
-            self._session = _session(self.model_path, spinning=False)
+            self._session = _session(self.model_path)
             self._inputs = {i.name for i in self._session.get_inputs()}
             probe = self._encode(["saturate"], self._session)[0]
         except ImportError as exc:  # onnxruntime or tokenizers missing
@@ -277,10 +275,7 @@ class OnnxEmbeddings(Embeddings):
         third faster per text on 2 cores than one run each, for building a corpus's vectors
         (``sources/vectors.py``). Not used where a text's vector must not depend on its neighbours (the cache of
         re-ranking and novelty): padding changes the last bits of the floats."""
-        with self._lock:
-            if self._batch_session is None:
-                self._batch_session = _session(self.model_path, spinning=True)
-        return self._encode(list(texts), self._batch_session)
+        return self._encode(list(texts), self._session)
 
     def embed_query(self, text: str) -> list[float]:
         return self._encode([text], self._session)[0].tolist()
