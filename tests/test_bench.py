@@ -36,6 +36,7 @@ def small_data(tmp_path):
     return root
 
 
+@pytest.mark.slow
 def test_bench_json_has_every_policy_and_metric(home, small_data, tmp_path, capsys):
     plot = tmp_path / "recall.png"
     assert main(["bench", "--data", str(small_data), "--json", "--plot", str(plot)]) == 0
@@ -70,6 +71,7 @@ def test_bench_json_has_every_policy_and_metric(home, small_data, tmp_path, caps
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_full_harness_run_records_a_monitor_cycle(home, small_data, tmp_path, capsys):
     from saturate.graph.monitor.core import Monitor
 
@@ -201,6 +203,7 @@ def test_targets_use_harness_thresholds():
     assert set(POLICIES) == ALL - {"oracle"}
 
 
+@pytest.mark.slow
 def test_every_figure_is_printed_for_the_set_and_its_halves(home, small_data, tmp_path, capsys):
     assert (
         main(["bench", "--data", str(small_data), "--set", "hotpotqa", "--json", "--plot", str(tmp_path / "p.png")])

@@ -30,6 +30,7 @@ def run_cli(*args, home, env=None, timeout=120):
     )
 
 
+@pytest.mark.slow
 def test_research_show_runs_resume_roundtrip(home, musique_corpus):
     p = run_cli("research", BUBYE, "--corpus", str(musique_corpus), "--seed", "4", "--thread", "cli1", home=home)
     assert p.returncode == 0, p.stderr

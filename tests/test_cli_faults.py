@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from conftest import child_env
 
 SAT = [sys.executable, "-m", "saturate.graph.cli"]
@@ -39,6 +41,7 @@ def test_home_after_the_command(home, tmp_path):
     assert json.loads(run(home, "runs", "--json").stdout) == []  # the default home has nothing
 
 
+@pytest.mark.slow
 def test_runs_keeps_one_line_a_session_at_80_columns(home):
     long_task = "What is the name of the waterfall in the country where the Bubye River is found, and who named it?"
     assert run(home, "research", long_task, "--thread", "s20261124-121936-40f98b", "--quiet").returncode == 0
@@ -111,6 +114,7 @@ def test_checkpoints_of_a_multi_source_session_has_no_empty_fork_list(home, caps
     assert "fork points: none — mx has no completed round to fork from" in out and "in []" not in out
 
 
+@pytest.mark.slow
 def test_an_output_path_that_cannot_be_written_is_one_line(home, tmp_path):
     assert run(home, "research", "Bubye River", "--thread", "w1", "--quiet").returncode == 0
     cases = [

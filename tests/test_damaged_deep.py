@@ -44,6 +44,7 @@ def damage(path, size=8192, seed=7):
         fh.write(data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sessions.db", "pages.db"])
 def test_a_damaged_file_is_named_kept_and_never_a_traceback(home, tmp_path, name):
     for thread, task in (("d1", "Bubye River"), ("d2", "Victoria Falls")):

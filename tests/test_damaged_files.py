@@ -316,6 +316,7 @@ def _cli(*args, home):
     )
 
 
+@pytest.mark.slow
 def test_full_disk_stops_with_one_line_and_the_session_resumes(small_disk, corpus, tmp_path):
     big = tmp_path / "big.jsonl"  # docs long enough that the checkpoints outgrow the disk
     rows = [json.loads(line) for line in corpus.read_text().splitlines()]
@@ -386,6 +387,7 @@ def test_a_batch_on_a_read_only_data_dir_is_one_line_before_any_worker_starts(ho
     assert p.stderr.strip().splitlines() == [p.stderr.strip()] and "is read-only" in p.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shm", ["kept", "gone"])
 def test_steps_still_in_the_wal_are_read_from_a_read_only_data_dir(home, corpus, shm):
     """A process killed mid-session leaves its steps in sessions.db-wal; read-only, the folder has no room for
@@ -426,6 +428,7 @@ research(
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_while_sessions_db_is_made_leaves_no_empty_file(small_disk, corpus):
     """The first page of a new sessions.db could not be written: the 0-byte file left behind was taken by every
     later command for an emptied database ("the sessions it held are gone"), after space was freed too."""

@@ -117,6 +117,7 @@ async def _still_running(client: Client, thread: str) -> bool:
     return first != second
 
 
+@pytest.mark.slow
 def test_stdio(home):
     async def main() -> None:
         async with Client(stdio_server(home), read_timeout_seconds=120) as client:

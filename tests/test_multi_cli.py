@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from saturate.graph.cli import main
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
@@ -116,6 +118,7 @@ def test_bench_multi_json(home, capsys):
     assert sum(kinds["titles"]["distribution"].values()) == 3
 
 
+@pytest.mark.slow
 def test_bench_multi_text_in_worker_processes(home, capsys):
     """The default output: both configurations beside the single loop, the audit per kind, the bar; tasks run
     in worker processes."""

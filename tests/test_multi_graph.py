@@ -236,6 +236,7 @@ def test_runs_are_reproducible(musique_source):
     assert a["result"]["answer"] == b["result"]["answer"]
 
 
+@pytest.mark.slow
 def test_interrupted_session_resumes(musique_corpus, musique_source, home):
     from saturate.graph.api import resume
     from saturate.graph.paths import home_dir

@@ -63,6 +63,7 @@ def test_showcase_question_is_answered_right(home, musique_tasks, musique_corpus
     assert any(gold in lead for gold in task["answers"])
 
 
+@pytest.mark.slow
 def test_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
     nbformat = pytest.importorskip("nbformat", reason="notebook tests need nbformat (pip install -e '.[test]')")
     nbclient = pytest.importorskip("nbclient", reason="notebook tests need nbclient (pip install -e '.[test]')")

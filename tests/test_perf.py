@@ -11,6 +11,8 @@ import argparse
 import json
 import math
 
+import pytest
+
 FIGURES = {
     "graph_overhead_ms_per_round",
     "heuristic_novelty_ms",
@@ -25,6 +27,7 @@ FIGURES = {
 }
 
 
+@pytest.mark.slow
 def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
     from saturate.graph.bench import perf
 

@@ -81,7 +81,7 @@ def comparable(state: dict, thread: str) -> dict:
 @pytest.mark.slow
 def test_sessions_interrupted_at_random_steps_resume_to_the_same_final_state(home, musique_corpus):
     rng = random.Random(20261122)
-    jobs = [{"thread": f"s{i}", "task": TASKS[i % len(TASKS)], "seed": i, "multi": i % 4 == 3} for i in range(20)]
+    jobs = [{"thread": f"s{i}", "task": TASKS[i % len(TASKS)], "seed": i, "multi": i % 4 == 3} for i in range(12)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     interrupted: list[tuple[str, str, int]] = []
     pending = list(jobs)
@@ -116,7 +116,7 @@ def test_sessions_interrupted_at_random_steps_resume_to_the_same_final_state(hom
                 break
         _, err = proc.communicate(timeout=120)
         assert proc.returncode in (0, 130, -signal.SIGKILL), err[-2000:]
-    assert len(interrupted) >= 12 and {s for _, s, _ in interrupted} == {"SIGINT", "SIGKILL"}
+    assert len(interrupted) >= 8 and {s for _, s, _ in interrupted} == {"SIGINT", "SIGKILL"}
 
     for job in jobs:  # the uninterrupted reference of each session, in this process
         ref = f"ref-{job['thread']}"
@@ -202,6 +202,7 @@ def _interrupt_mid_search(home, corpus, sleep_s: float, presses: int) -> tuple[s
     return proc, time.monotonic() - t0
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_after_the_step_under_way_and_twice_stops_at_once(home, musique_corpus):
     """One Ctrl-C: the search under way finishes and is checkpointed, then the session stops (exit 130) and resumes
     to the end; two: it stops at once, without waiting for the search. After a session the handler is Python's."""

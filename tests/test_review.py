@@ -94,6 +94,7 @@ def run_cli(*args, home, stdin=subprocess.DEVNULL):
     return subprocess.run([*SAT, *args], env=child_env(home), capture_output=True, text=True, timeout=120, stdin=stdin)
 
 
+@pytest.mark.slow
 def test_cli_from_scripts_waits_with_exit_4_and_resumes_with_approve_or_edit(home, tmp_path):
     p = run_cli("research", TASK, "--review", "both", "--thread", "s", home=home)
     assert p.returncode == 4, p.stderr
@@ -129,6 +130,7 @@ def spawn(home, *args) -> pexpect.spawn:
     return pexpect.spawn(SAT[0], [*SAT[1:], *args], env=env, encoding="utf-8", timeout=90, dimensions=(50, 200))
 
 
+@pytest.mark.slow
 def test_cli_interactive_prompt_on_a_terminal(home):
     child = spawn(home, "research", TASK, "--review", "both", "--thread", "i", "--max-rounds", "3")
     child.expect("plan> ")
@@ -152,6 +154,7 @@ def test_cli_interactive_prompt_on_a_terminal(home):
     assert got[0] == ("Bubye River Limpopo", "reviewed") and ("Bubye River Beitbridge", "reviewer") in got
 
 
+@pytest.mark.slow
 def test_killed_while_waiting_then_resumed(home):
     child = spawn(home, "research", TASK, "--review", "plan", "--thread", "k")
     child.expect("plan> ")

@@ -210,6 +210,7 @@ def test_the_factory_builds_it_behind_the_cache(searx, home):
     assert src.search("longest river", 3) == first and len(searx.asked) == 1  # the second from the cache
 
 
+@pytest.mark.slow
 def test_a_session_from_the_cli_searches_the_instance(searx, home):
     p = run_cli(
         "research",
@@ -229,6 +230,7 @@ def test_a_session_from_the_cli_searches_the_instance(searx, home):
     assert searx.asked and all(a["format"] == "json" for a in searx.asked)
 
 
+@pytest.mark.slow
 def test_an_unreachable_instance_is_a_recorded_failure_in_the_session(home):
     p = run_cli(
         "research",
@@ -310,6 +312,7 @@ def test_nothing_found_asks_the_next_and_no_source_answering_is_one_error():
     assert FallbackSource([Fake("a")]).search("q", 3) == []  # the last source's empty answer is the answer
 
 
+@pytest.mark.slow
 def test_a_rate_limited_instance_hands_the_session_to_the_next_source(searx, home):
     """`--source searxng,local`: SearXNG answers 429 (its limiter); every round is answered by the local corpus,
     and `show` says who answered each round and why the other did not; the instance is asked once (cool-down)."""

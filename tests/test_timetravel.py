@@ -170,6 +170,7 @@ def test_fork_api_errors(original):
         fork("orig", 2, threshold=1)
 
 
+@pytest.mark.slow
 def test_fork_cli_prints_the_result_and_the_change(home):
     p = run_cli(
         "research",

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT
 
 
+@pytest.mark.slow
 def test_pyright_finds_no_error():
     exe = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
     if exe is None:

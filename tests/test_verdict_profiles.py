@@ -53,6 +53,7 @@ def test_a_good_source_tiers_file_changes_the_weight(home, tmp_path):
     assert ev["tier"] == "primary" and ev["weight"] == 1.0
 
 
+@pytest.mark.slow
 def test_bench_verify_cross_validation(home, capsys):
     shared_file("factcheck", "claims.jsonl")
     assert main(["bench", "verify", "--limit", "40", "--cv", "3", "--json"]) == 0

@@ -347,6 +347,7 @@ def test_progress_falls_back_to_updates_without_custom_events():
     assert progress.out.getvalue().splitlines() == ["round 1: 't' [s] new 5/5  novelty 4.00 ≥ 3  → accept"]
 
 
+@pytest.mark.slow
 def test_cli_progress_modes(home):
     p = run_cli("research", TASK, "--seed", "4", "--thread", "p1", "--max-rounds", "3", home=home)
     assert p.returncode == 0, p.stderr
