@@ -37,6 +37,7 @@ from saturate.graph.views.report_multi import multi_view, render_multi_html
 from saturate.graph.views.report_parts import (
     Bar,
     bars_svg,
+    cards_html,
     cite_links,
     cited_numbers,
     fmt_time,
@@ -495,11 +496,7 @@ def _cards_html(view: dict) -> list[str]:
         ("stop / cap", f"{counts['stop']} / {counts['cap']}"),
         ("errors", len(_round_errors(view)) + len(_page_errors(view))),
     ]
-    return [
-        '<div class="cards">',
-        *(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for k, v in cards),
-        "</div>",
-    ]
+    return cards_html(cards)
 
 
 def _result_html(view: dict) -> list[str]:

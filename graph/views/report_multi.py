@@ -26,6 +26,7 @@ from saturate.graph.views.report_parts import (
     Bar,
     badge,
     bars_svg,
+    cards_html,
     cite_links,
     cited_numbers,
     e,
@@ -279,11 +280,7 @@ def _cards_html(view: dict) -> list[str]:
         ("key actors", len(_actors(view) or [])),
         ("errors / trips", f"{errors} / {len(view['safety'])}"),
     ]
-    return [
-        '<div class="cards">',
-        *(f'<div class="card"><div class="v">{e(v)}</div><div class="k">{e(k)}</div></div>' for k, v in cards),
-        "</div>",
-    ]
+    return cards_html(cards)
 
 
 def _result_html(view: dict) -> list[str]:

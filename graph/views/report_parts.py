@@ -124,6 +124,15 @@ def cited_numbers(text: str) -> set[int]:
     return {int(m) for m in _CITE.findall(text or "")}
 
 
+def cards_html(cards: list[tuple[str, Any]]) -> list[str]:
+    """The row of summary cards at the top of a report: (label, value) each."""
+    return [
+        '<div class="cards">',
+        *(f'<div class="card"><div class="v">{e(v)}</div><div class="k">{e(k)}</div></div>' for k, v in cards),
+        "</div>",
+    ]
+
+
 def badge(kind: str | None, text: str | None = None) -> str:
     if not kind:
         return '<span class="badge b-muted">—</span>'
