@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 
-from saturate.state.text import defuse  # noqa: F401  (re-exported: the fetch layer's callers use it)
+from saturate.state.text import defuse
 
 BOILERPLATE_TAGS = (
     "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed",

@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from saturate.sources.extract import defuse, main_text
+from saturate.sources.extract import main_text
 from saturate.sources.fetch import FetchedText, fetch_page
 from saturate.sources.fetch_errors import FetchError
 from saturate.sources.retry import with_retries
 from saturate.state.records import SearchResult
-from saturate.state.text import clip
+from saturate.state.text import clip, defuse
 
 SNIPPET_CHARS = 500
 

@@ -25,9 +25,10 @@ import pytest
 
 from saturate.sources import decoding
 from saturate.sources.address_guard import address_problem, check_url, parse_ip, redirect_target
-from saturate.sources.extract import defuse, fallback_text, main_text
+from saturate.sources.extract import fallback_text, main_text
 from saturate.sources.fetch import fetch_page
 from saturate.sources.fetch_errors import FetchError, FetchRefused
+from saturate.state.text import defuse
 
 try:
     import zstandard
