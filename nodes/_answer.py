@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
+from saturate.nodes.reading.answer import reader_answer
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
     EXCERPT_CHARS,
@@ -36,6 +37,7 @@ from saturate.nodes.reading.extractive import (
     SOURCE_CHARS,
     extractive_answer,
 )
+from saturate.nodes.reading.reader import Reader, ReaderUnavailable, shipped_reader
 from saturate.nodes.reading.salience import on_topic_floor, relevance_weights
 from saturate.state.records import SourceRef
 from saturate.state.text import clip, scrub_urls
@@ -59,10 +61,11 @@ _REPLY_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?:\s*\[\d+\])*(?=\s|$)")
 @dataclass
 class Answered:
     answer: str
-    method: str  # extractive | model
+    method: str  # extractive | reader | model
     sources: list[SourceRef]
     notes: list[str] = field(default_factory=list)
     answered: bool = True  # False: the answer says the sources do not answer the task
+    reader_p: float | None = None  # the reader's best sentence's probability (None: the reader did not answer)
 
 
 def check_citations(answer: str, valid: set[int]) -> tuple[str, list[int]]:
@@ -159,10 +162,18 @@ def model_answer(task: str, block: str, valid: set[int], model, usage: ModelUsag
 
 
 def answer_task(
-    task: str, results: list[dict], pages: dict[str, str], model, usage: ModelUsage, verdict: bool | None = None
+    task: str,
+    results: list[dict],
+    pages: dict[str, str],
+    model,
+    usage: ModelUsage,
+    verdict: bool | None = None,
+    reader: Reader | None = None,
+    min_p: float = 0.0,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
-    a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages."""
+    a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
+    extractive rules lead with; ``reader``: the trained reader (``reading.answer``), None for the rules."""
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
     refs = source_refs(task, results, [])
@@ -175,6 +186,12 @@ def answer_task(
             method = "model" if answer else method
         except Exception as exc:  # recorded; the extractive answer is used
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
+    reader_p = None
+    if not answer and reader is not None and verdict is None:
+        read = reader_answer(reader, task, results, pages, min_p)
+        answer, method = read.answer, "reader"
+        notes.append(f"reader: best sentence p={read.best_p:.3f} (not found below {min_p:g})")
+        reader_p = read.best_p
     if not answer:
         answer, _ = extractive_answer(task, results, pages, verdict)
     # an answer points only at retrieved sources: a link from untrusted text (or a model obeying it) goes
@@ -184,4 +201,15 @@ def answer_task(
     cited = set(cited_numbers(answer))
     for ref in refs:
         ref.cited = ref.n in cited
-    return Answered(answer, method, refs, notes, answered=not answer.startswith(NOT_ANSWERED))
+    return Answered(answer, method, refs, notes, answered=not answer.startswith(NOT_ANSWERED), reader_p=reader_p)
+
+
+def trained_reader(settings) -> tuple[Reader | None, list[str]]:
+    """The shipped reader when ``settings.reader`` is ``trained`` (loaded once per process), else None; a reader that
+    cannot load is noted and the extractive rules answer instead."""
+    if settings.reader != "trained":
+        return None, []
+    try:
+        return shipped_reader(), []
+    except ReaderUnavailable as exc:
+        return None, [f"{exc}; the extractive rules answered"]

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._answer import answer_task
+from saturate.nodes._answer import answer_task, trained_reader
 from saturate.nodes._judge import model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
+from saturate.nodes.reading.answer import reader_answers
 from saturate.nodes.reading.slots import Reading, describe, fill_chains, result_texts, short_answer, yes_no
 from saturate.nodes.reading.stance import heuristic_stance
 from saturate.nodes.reading.tiers import load_tier_table, registrable_domain, tier_of
@@ -179,7 +180,11 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         verdict = next((v for c in chains if (v := yes_no(task, c, reading)) is not None), None)
         short = short_answer(task, chains, reading)
     usage = ModelUsage("decide")
-    answered = answer_task(task, accepted, texts, runtime.context.chat_model, usage, verdict)
+    settings = settings_of(state)
+    reader, reader_notes = trained_reader(settings) if reader_answers(state.get("chains") or []) else (None, [])
+    answered = answer_task(
+        task, accepted, texts, runtime.context.chat_model, usage, verdict, reader, settings.reader_min_p
+    )
     if not answered.answered:
         short = ""
     last = records[-1] if records else {}
@@ -197,6 +202,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "total_pages_visited": len(pages),
             "answer": answered.method,
             "answered": answered.answered,
+            "reader_p": answered.reader_p,
             "cited": [s.n for s in answered.sources if s.cited],
             "slots": describe(chains),
             "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
@@ -206,7 +212,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 for k in ("in", "out")
             },
             "errors": errors,
-            "notes": list(state.get("notes") or []) + store_notes + answered.notes + usage.notes,
+            "notes": list(state.get("notes") or []) + store_notes + reader_notes + answered.notes + usage.notes,
         },
     )
     return {"result": result.model_dump()}

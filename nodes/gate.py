@@ -27,16 +27,20 @@ from typing import cast
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes.reading.slots import complete, describe
+from saturate.nodes._answer import trained_reader
+from saturate.nodes.reading.answer import read_results, reader_answers
+from saturate.nodes.reading.slots import complete, describe, result_texts
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import ACCEPTED, GateDecision, RoundRecord
 from saturate.state.rng import draw
 from saturate.state.settings import Settings
 from saturate.state.settings_of import settings_of
+from saturate.state.text import clip
 
 KNOWN = "the new results were mostly what was already known"  # a sub-threshold round, in a newcomer's words
 ANSWERED = "every part of the question has an answer in the sources"  # the chains are complete
+READ = "the reader found the same confident answer two rounds running"  # the reader's stop (its best sentence)
 FAILED = "the search failed, so nothing new came in"  # a sub-threshold round whose search raised (recorded errors)
 
 
@@ -50,7 +54,13 @@ def number(x: float, near: float | None = None) -> str:
 
 
 def decide_gate(
-    rnd: int, score: float, settings: Settings, rng: dict, filled: str | None = None, chains: int = 1
+    rnd: int,
+    score: float,
+    settings: Settings,
+    rng: dict,
+    filled: str | None = None,
+    chains: int = 1,
+    read: str | None = None,
 ) -> tuple[GateDecision, str, float | None, dict]:
     """(decision, reason, epsilon draw or None, next rng state). Pure.
 
@@ -58,7 +68,10 @@ def decide_gate(
     page (``reading.slots.complete``), the words saying so ("[1.1] country = Zimbabwe; [1.2] waterfall = Victoria
     Falls"): the loop stops, whatever the novelty (stability needs two rounds, so never before round 2);
     ``min_rounds``, the threshold and epsilon govern the novelty fallback. ``chains``: the number of
-    sub-questions; the round cap is ``max_rounds`` for each (at most 50).
+    sub-questions; the round cap is ``max_rounds`` for each (at most 50). ``read``: when the trained reader's best
+    sentence reached ``reader_stop_p`` this round and the round before and is the same sentence, the words saying
+    so ("'Victoria Falls is a waterfall …' (p 0.21, then 0.22 ≥ reader_stop_p 0.15)"): from ``min_rounds`` on,
+    the loop stops whatever the novelty.
 
     The reason says why in words first, then the numbers it was decided on; the session's ``stop_reason`` is the
     last round's reason (``stopped after 3 round(s): the new results were mostly what was already known (novelty
@@ -83,6 +96,8 @@ def decide_gate(
         return "stop", f"{ANSWERED}: {filled} (the same two rounds running, the answer's own page retrieved)", None, rng
     if rnd < settings.min_rounds:
         return "accept", f"too early to stop (round {rnd} < min_rounds {settings.min_rounds}; novelty {nov})", None, rng
+    if read:
+        return "stop", f"{READ}: {read}", None, rng
     if score >= t:
         return "accept", f"the new results were new enough to go on (novelty {nov} ≥ threshold {t:g})", None, rng
     u, rng = draw(rng)
@@ -108,6 +123,37 @@ def filled_words(chains: list[dict]) -> str:
     )
 
 
+def reader_best(state: ResearchState, cur: dict, runtime: Runtime[Context], settings: Settings) -> dict | None:
+    """The trained reader's best answer over the accepted results and this round's: {"p", "sentence", "url"}; None for a
+    claim, a question the reader does not answer (``reading.answer.reader_answers``: multi-hop, comparisons), with
+    ``reader`` rules, or when the reader cannot load (decide notes why)."""
+    if state.get("kind") == "claim" or not reader_answers(cur.get("chains") or state.get("chains") or []):
+        return None
+    reader, _ = trained_reader(settings)
+    if reader is None:
+        return None
+    accepted = state.get("results") or {}
+    results = list(accepted.values()) + [r for r in cur.get("results", []) if r["url"] not in accepted]
+    if not results:
+        return None
+    reads = read_results(reader, state["task"], results, result_texts(runtime.context.source, results))
+    if not reads:
+        return None
+    top = reads[0]
+    return {"p": round(top.p, 4), "sentence": top.candidate.text, "url": results[top.candidate.doc]["url"]}
+
+
+def stable_answer(before: dict | None, now: dict | None, stop_p: float) -> str | None:
+    """The words of the reader's stop when its best sentence reached ``stop_p`` in both rounds and is the same
+    sentence; None otherwise."""
+    if not before or not now or not now.get("sentence") or stop_p >= 1:
+        return None
+    if before.get("p", 0.0) < stop_p or now["p"] < stop_p or before.get("sentence") != now["sentence"]:
+        return None
+    said = clip(now["sentence"], 80)
+    return f"'{said}' (p {number(before['p'])}, then {number(now['p'])} ≥ reader_stop_p {stop_p:g})"
+
+
 def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
     settings = settings_of(state)
@@ -117,8 +163,12 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     chains = cur.get("chains") or state.get("chains") or []
     done = complete(chains)
     filled = filled_words(chains) if done else None
+    best = reader_best(state, cur, runtime, settings)
+    records = state.get("records") or []
+    before = records[-1].get("reader") if records and rnd > 1 else None
+    read = stable_answer(before, best, settings.reader_stop_p)
     decision, reason, u, rng = decide_gate(
-        rnd, cur.get("novelty") or 0.0, settings, state["rng"], filled, max(1, len(chains))
+        rnd, cur.get("novelty") or 0.0, settings, state["rng"], filled, max(1, len(chains)), read
     )
     update: dict = {}
     if decision == "stop" and reason.startswith(KNOWN) and cur.get("errors") and not cur.get("total"):
@@ -163,6 +213,7 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         fallbacks=cur.get("fallbacks", []),
         slots=describe(cur["chains"]) if cur.get("chains") else [],
         complete=done,
+        reader=best or {},
     ).model_dump()
     runtime.stream_writer(
         {"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode}

@@ -76,6 +76,11 @@ class RoundRecord(BaseModel):
         default=False,
         description="Every slot filled, stable and its answer supported by its own page (the gate stops).",
     )
+    reader: dict = Field(
+        default_factory=dict,
+        description="The trained reader's best answer over the results so far: {'p': probability, 'span': the answer, "
+        "'url': its source}; empty when the reader did not read (claims, `reader` rules).",
+    )
 
 
 class SourceRef(BaseModel):

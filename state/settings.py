@@ -54,6 +54,9 @@ DESIGN_NAMES: dict[str, str] = {
 
 # novelty_threshold when unset, per novelty method: each method scores on its own scale (`saturate bench tune`)
 # (`model` is not tuned offline — there is no model here —: 5 is the middle of its 0-10 rating)
+# reader_min_p's default: chosen on half A of the public sets (`saturate bench reader`, docs/benchmarks.md)
+READER_MIN_P = 0.06
+READER_STOP_P = 0.15  # reader_stop_p's default, chosen alike (`saturate bench tune --reader`)
 NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 0.25, "model": 5.0, "embedding": 0.25}
 
 
@@ -151,6 +154,29 @@ class Settings(BaseModel):
         le=1,
         description="Share of the words (BM25, min-max normalised) in the hybrid score; the rest is the cosine "
         "(normalised alike). Chosen on half A of the public sets by `saturate bench retrieval`.",
+    )
+    reader: Literal["trained", "rules"] = Field(
+        default="trained",
+        description="How the answer is read from the accepted results when no chat model writes it: `trained`, "
+        "the shipped reader (a small transformer trained on public questions, on onnxruntime: docs/reader.md) "
+        "picks the sentences that answer and the answer in them, or says the sources do not answer; `rules`, "
+        "the hand-written extractive rules it replaced (for comparison).",
+    )
+    reader_min_p: float = Field(
+        default=READER_MIN_P,
+        ge=0,
+        le=1,
+        description='The reader\'s confidence below which the answer is "The sources found do not answer this." '
+        "(the best sentence's probability of answering; chosen on half A of the public sets by `saturate bench "
+        "reader`).",
+    )
+    reader_stop_p: float = Field(
+        default=READER_STOP_P,
+        ge=0,
+        le=1,
+        description="The gate stops when the reader's best answer has at least this probability and is the same "
+        "answer two rounds running (1 turns the reader's stop off; novelty stays the fallback). Chosen on half A "
+        "of the public sets by `saturate bench tune --reader`.",
     )
     rerank: Literal["none", "embedding"] = Field(
         default="none",

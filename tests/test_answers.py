@@ -193,3 +193,27 @@ def test_model_saying_the_sources_do_not_answer_is_kept(home, musique_source):
         result = research(BUBYE, thread_id="none", source=musique_source, **model_kw(server))
     assert result.answer == reply and result.debug["answer"] == "model" and result.debug["answered"] is False
     assert not any(s.cited for s in result.sources)
+
+
+def test_the_trained_reader_answers_by_default(home):
+    result = research("Who painted the Mona Lisa?", seed=1, max_rounds=2, thread_id="mona")
+    assert result.debug["answer"] == "reader" and result.debug["answered"] is True
+    assert "Leonardo" in result.answer
+    check_contract(result)
+    assert any(n.startswith("reader: best sentence p=") for n in result.debug["notes"])
+    rules = research("Who painted the Mona Lisa?", seed=1, max_rounds=2, reader="rules", thread_id="mona-rules")
+    assert rules.debug["answer"] == "extractive"  # the hand-written rules, for comparison
+
+
+def test_a_reader_that_cannot_load_is_noted_and_the_rules_answer(home, monkeypatch):
+    import saturate.nodes._answer as answer_module
+    from saturate.nodes.reading.reader import ReaderUnavailable
+
+    def broken():
+        raise ReaderUnavailable("the reader's model /x/reader-int8.onnx is damaged (sha256 abc…, want def…)")
+
+    monkeypatch.setattr(answer_module, "shipped_reader", broken)
+    result = research("Who painted the Mona Lisa?", seed=1, max_rounds=2, thread_id="mona-broken")
+    assert result.debug["answer"] == "extractive" and result.answer
+    assert any("is damaged" in n and "the extractive rules answered" in n for n in result.debug["notes"])
+    check_contract(result)

@@ -212,3 +212,38 @@ def test_rejected_round_is_never_compressed(musique_source, stop_round):
     assert final["knowledge"] == after_r1["knowledge"]
     assert r2["knowledge_chars"] is None and r2.get("compress") is None
     assert steps.count("compress") == 1
+
+
+def test_the_reader_stops_the_loop_on_a_confident_answer_two_rounds_running():
+    from saturate.nodes.gate import READ, stable_answer
+
+    s = _settings(min_rounds=3, max_rounds=5, novelty_threshold=5, novelty_epsilon=0.0, reader_stop_p=0.8)
+    falls = "Victoria Falls is a waterfall on the Zambezi River at the border between Zambia and Zimbabwe."
+    a = {"p": 0.91, "sentence": falls, "url": "local://x"}
+    b = {"p": 0.95, "sentence": falls, "url": "local://x"}
+    words = stable_answer(a, b, s.reader_stop_p)
+    assert words is not None and words.startswith("'Victoria Falls is a waterfall") and len(words) < 140
+    assert words.endswith("(p 0.91, then 0.95 ≥ reader_stop_p 0.8)")
+    decision, reason, u, _ = decide_gate(3, 9.0, s, new_rng(0), read=words)
+    assert decision == "stop" and reason.startswith(READ) and u is None  # whatever the novelty
+    assert decide_gate(2, 9.0, s, new_rng(0), read=words)[0] == "accept"  # min_rounds keeps its meaning
+    assert decide_gate(5, 9.0, s, new_rng(0), read=words)[0] == "cap"  # the cap still comes first
+    assert stable_answer({**a, "p": 0.7}, b, 0.8) is None  # not confident the round before
+    assert stable_answer(a, {**b, "sentence": "Kariba is a dam."}, 0.8) is None  # another answer
+    assert stable_answer(a, {**b, "sentence": ""}, 0.8) is None  # no answer at all
+    assert stable_answer(None, b, 0.8) is None  # the first round has nothing to be stable with
+    assert stable_answer(a, b, 1.0) is None  # reader_stop_p 1 turns the reader's stop off
+
+
+def test_every_round_records_the_readers_best_answer(musique_source):
+    s = load_settings({"max_rounds": 3, "seed": 1}, env={})
+    out = build_graph().invoke(initial_state("Where is the Bubye River?", s), context=Context(source=musique_source))
+    reads = [r["reader"] for r in out["records"]]
+    assert reads and all(0.0 <= r["p"] <= 1.0 and r["url"].startswith("local://") and r["sentence"] for r in reads)
+    q = "What is the name of the waterfall in the country where the Bubye River is found?"
+    out = build_graph().invoke(initial_state(q, s), context=Context(source=musique_source))
+    assert all(r["reader"] == {} for r in out["records"])  # multi-hop: the rules answer, the reader does not read
+    claim = load_settings({"max_rounds": 2, "seed": 1}, env={})
+    state = initial_state("The Bubye River is in Zimbabwe.", claim, kind="claim")
+    out = build_graph().invoke(state, context=Context(source=musique_source))
+    assert all(r["reader"] == {} for r in out["records"])  # claims are judged, not read

@@ -24,6 +24,7 @@ FIGURES = {
     "vector_index_build_s",
     "vector_search_p50_ms",
     "hybrid_session_ratio",
+    "reader_added_ms",
 }
 
 

@@ -72,6 +72,7 @@ def session(home, wiki_source):
         novelty_threshold=3,
         novelty_epsilon=1.0,
         enrich_overlap_max=0.3,
+        reader_stop_p=1.0,  # the novelty gate alone, so every decision kind shows (the reader's: tests/test_gate.py)
     )
     return session_state("rep")
 

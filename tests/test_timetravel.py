@@ -20,7 +20,8 @@ from conftest import strip_timings
 from test_cli import run_cli
 
 TASK = "How does photosynthesis convert light into chemical energy?"
-KW = dict(seed=3, max_rounds=5, min_rounds=2, novelty_epsilon=0.0)  # no ε: the threshold alone decides
+# no ε and no reader's stop: the novelty threshold alone decides
+KW = dict(seed=3, max_rounds=5, min_rounds=2, novelty_epsilon=0.0, reader_stop_p=1.0)
 
 
 def history(thread: str) -> list[tuple]:

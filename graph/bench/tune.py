@@ -17,7 +17,9 @@ SHA-1 of its id (``research.half_of``). Everything is chosen on A and reported o
    recall, with at most 60 % of its searches, and beat fixed-N at equal mean searches by 2 points), each
    shortfall counted in units of its own margin (``shortfall``); ties go to the larger gain. ``--fill-p``
    also tries each of ``FILL_P`` as the slot filler's threshold (its trajectories are run again for each:
-   the threshold changes what the planner asks).
+   the threshold changes what the planner asks); ``--reader`` also tries each of ``READER_STOP_P`` as the
+   reader's stop (the trained reader's best answer, recorded per round, confident and the same two rounds
+   running; ``nodes.gate.stable_answer``).
 3. **The slot weights** (``--slots``): the sentences of every task's retrieved documents are scored as the
    filler of the question's last slot; a listwise logistic model (softmax over a task's sentences, target: the
    sentences holding a gold answer) is fitted on A; the share of tasks whose best sentence holds a gold answer
@@ -39,7 +41,7 @@ from saturate.graph.bench.research import SETS, answer_in, half_of, interpolate,
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import home_dir, shared_data
-from saturate.nodes.gate import decide_gate
+from saturate.nodes.gate import decide_gate, stable_answer
 from saturate.nodes.reading import slots
 from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.slots import FEATURES, WEIGHTS, Reading, SlotScorer, anchors_of, fill_chains, result_texts
@@ -54,6 +56,7 @@ KEEP = 0.98  # the gate's targets: keep this share of the 5-search recall ...
 SHARE = 0.60  # ... with at most this share of its searches ...
 GAIN = 0.02  # ... and beat fixed-N at equal mean searches by this much (recall)
 FILL_P = (0.05, 0.1, 0.2, 0.3, 0.5)  # --fill-p: the slot filler's threshold, tried with the gate grid
+READER_STOP_P = (0.1, 0.15, 0.2, 0.3, 0.5, 1.0)  # --reader: the reader's stop, tried with the gate grid
 
 
 @dataclass
@@ -86,6 +89,7 @@ def trajectories(name: str, tasks: list[dict], source, overrides: dict, seed: in
                     "searches": rec.get("searches") or 1,
                     "novelty": rec.get("novelty") or 0.0,
                     "complete": bool(rec.get("complete")),
+                    "reader": rec.get("reader") or {},
                 }
             )
         if slots:
@@ -116,10 +120,15 @@ def replay(t: Trajectory, settings) -> tuple[float, int]:
     """(recall, searches) of one task under the gate ``settings``, replaying its fixed-5 rounds."""
     rng = new_rng(t.seed)
     got = searches = 0
+    before = None
     for k, r in enumerate(t.rounds, start=1):
         got += r["gold"]
         searches += r["searches"]
-        decision, _, _, rng = decide_gate(k, r["novelty"], settings, rng, "complete" if r["complete"] else None)
+        read = stable_answer(before, r.get("reader"), settings.reader_stop_p) if k > 1 else None
+        before = r.get("reader")
+        decision, _, _, rng = decide_gate(
+            k, r["novelty"], settings, rng, "complete" if r["complete"] else None, 1, read
+        )
         if decision in ("stop", "cap"):
             break
     return got / (t.gold or 1), searches
@@ -163,9 +172,10 @@ def grid(ts_a: list[Trajectory], base: dict, fixed: dict | None = None) -> tuple
     rows = []
     mins = [fixed["min_rounds"]] if "min_rounds" in fixed else MIN_ROUNDS
     ths = [fixed["novelty_threshold"]] if "novelty_threshold" in fixed else THRESHOLDS
-    for m, th in itertools.product(mins, ths):
-        settings = load_settings({**base, "min_rounds": m, "novelty_threshold": th}, env={})
-        rows.append({"min_rounds": m, "novelty_threshold": th, **evaluate(ts_a, settings)})
+    stops = [fixed["reader_stop_p"]] if "reader_stop_p" in fixed else READER_STOP_P
+    for m, th, sp in itertools.product(mins, ths, stops):
+        settings = load_settings({**base, "min_rounds": m, "novelty_threshold": th, "reader_stop_p": sp}, env={})
+        rows.append({"min_rounds": m, "novelty_threshold": th, "reader_stop_p": sp, **evaluate(ts_a, settings)})
     return min(rows, key=lambda r: (r["shortfall"], -r["gain"], r["searches"])), rows
 
 
@@ -231,6 +241,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="base seed (task i uses seed+i, as saturate bench does)")
     p.add_argument("--slots", action="store_true", help="also fit the slot filler's weights (listwise, on A)")
     p.add_argument("--fill-p", action="store_true", help=f"also try the slot filler's threshold at {FILL_P}")
+    p.add_argument(
+        "--reader", action="store_true", help=f"also try the reader's stop (reader_stop_p) at {READER_STOP_P}"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 
@@ -265,13 +278,16 @@ def run(args) -> int:
         finally:
             slots.FILL_P = current_fill
         say(f"fill_p {fill:g}: " + ", ".join(f"{n} {len(t)} fixed-5 trajectories" for n, t in by_fill[fill].items()))
-    base = {k: v for k, v in overrides.items() if k not in ("min_rounds", "novelty_threshold")}
+    tuned = ("min_rounds", "novelty_threshold", "reader_stop_p")
+    base = {k: v for k, v in overrides.items() if k not in tuned}
     best_fill, chosen, rows = current_fill, None, []
     for fill, traj in by_fill.items():
         pooled = [t for ts in traj.values() for t in ts if t.half == "A"]
         held = load_settings(overrides, env={})
         pick_row, fill_rows = grid(
-            pooled, base, {k: getattr(held, k) for k in ("min_rounds", "novelty_threshold") if k in overrides}
+            pooled,
+            base,
+            {k: getattr(held, k) for k in tuned if k in overrides or (k == "reader_stop_p" and not args.reader)},
         )
         rows += [{"fill_p": fill, **r} for r in fill_rows]
         if chosen is None or _better(pick_row, chosen):
@@ -280,17 +296,19 @@ def run(args) -> int:
     traj = by_fill[current_fill]
     pooled_a = [t for ts in traj.values() for t in ts if t.half == "A"]
     current = load_settings(overrides, env={})
-    pick = load_settings({**base, "min_rounds": chosen["min_rounds"], "novelty_threshold": chosen["novelty_threshold"]})
+    pick = load_settings({**base, **{k: chosen[k] for k in tuned}})
     out: dict = {
         "chosen": {
             "fill_p": best_fill,
             "min_rounds": chosen["min_rounds"],
             "novelty_threshold": chosen["novelty_threshold"],
+            "reader_stop_p": chosen["reader_stop_p"],
         },
         "current": {
             "fill_p": current_fill,
             "min_rounds": current.min_rounds,
             "novelty_threshold": current.novelty_threshold,
+            "reader_stop_p": current.reader_stop_p,
         },
         "novelty_method": current.novelty_method,
         "grid": rows,
@@ -326,8 +344,8 @@ def run(args) -> int:
     )
     print(
         f"chosen: fill_p {best_fill:g}, min_rounds {chosen['min_rounds']}, novelty_threshold "
-        f"{chosen['novelty_threshold']:g} (current: {current_fill:g}, {current.min_rounds}, "
-        f"{current.novelty_threshold:g})"
+        f"{chosen['novelty_threshold']:g}, reader_stop_p {chosen['reader_stop_p']:g} (current: {current_fill:g}, "
+        f"{current.min_rounds}, {current.novelty_threshold:g}, {current.reader_stop_p:g})"
     )
     print(
         f"{'set':<10}{'gate':<9}{'half':<6}{'recall':>8}{'keeps':>8}{'searches':>10}{'share':>8}{'gain':>8}{'shortfall':>11}"

@@ -1,4 +1,4 @@
-"""``saturate bench [research|perf|model|verify|multi|batch|natural|tune] ...``: the benchmarks.
+"""``saturate bench [research|perf|model|verify|multi|batch|natural|tune|retrieval|reader] ...``: the benchmarks.
 
 Each kind is a module ``saturate.graph.bench.<kind>`` with ``add_arguments(parser)`` and
 ``run(args)``; ``research`` is the default, so its flags are also those of ``bench`` itself.
@@ -23,13 +23,20 @@ KINDS = {
     "natural": "natural questions on the embedded corpus: the loop against one search",
     "tune": "the gate's defaults and the slot weights, chosen on half A, reported on A and B",
     "retrieval": "words against words and meaning: recall, answer-bearing sources, the fusion weight",
+    "reader": "the trained reader: its not-found threshold chosen on half A, reported on A and B; everyday questions",
 }
-SETTING_KINDS = ("research", "natural", "tune", "retrieval")  # kinds that take --<setting> VALUE for their sessions
+SETTING_KINDS = (
+    "research",
+    "natural",
+    "tune",
+    "retrieval",
+    "reader",
+)  # kinds that take --<setting> VALUE for their sessions
 
 
 def bench_module(kind: str) -> ModuleType:
     # heavy: the benchmark modules import LangGraph; imported when `saturate bench` is parsed
-    from saturate.graph.bench import batch, model, multi, natural, perf, research, retrieval, tune, verify
+    from saturate.graph.bench import batch, model, multi, natural, perf, reader, research, retrieval, tune, verify
 
     modules = {
         "research": research,
@@ -41,6 +48,7 @@ def bench_module(kind: str) -> ModuleType:
         "natural": natural,
         "tune": tune,
         "retrieval": retrieval,
+        "reader": reader,
     }
     return modules[kind]
 

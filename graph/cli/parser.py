@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "bench",
-        help="benchmarks: research (default), natural, tune, perf, model, verify, multi, batch",
+        help="benchmarks: research (default), natural, tune, retrieval, reader, perf, model, verify, multi, batch",
         add_later=bench.add_arguments,
     )
 

@@ -30,11 +30,12 @@ from saturate.graph.bench.perf.fts import bench_fts
 from saturate.graph.bench.perf.novelty import bench_novelty
 from saturate.graph.bench.perf.overhead import bench_graph_overhead
 from saturate.graph.bench.perf.profiling import PROFILES, profile
+from saturate.graph.bench.perf.reader import bench_reader
 from saturate.graph.bench.perf.throughput import bench_sessions
 from saturate.graph.bench.perf.vectors import bench_hybrid_sessions, bench_vector_build, bench_vector_search
 from saturate.sources import open_wiki
 
-DESCRIPTION = "Performance benchmark: ten figures, each measured against a baseline in the same run."
+DESCRIPTION = "Performance benchmark: eleven figures, each measured against a baseline in the same run."
 
 BENCHES: list[tuple[str, Callable[[Path, dict, dict], Figure]]] = [
     ("graph_overhead_ms_per_round", bench_graph_overhead),
@@ -47,6 +48,7 @@ BENCHES: list[tuple[str, Callable[[Path, dict, dict], Figure]]] = [
     ("vector_index_build_s", bench_vector_build),
     ("vector_search_p50_ms", bench_vector_search),
     ("hybrid_session_ratio", bench_hybrid_sessions),
+    ("reader_added_ms", bench_reader),
 ]
 FIGURE_KEYS = [k for k, _ in BENCHES]
 
