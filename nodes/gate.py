@@ -125,9 +125,12 @@ def filled_words(chains: list[dict]) -> str:
 
 def reader_best(state: ResearchState, cur: dict, runtime: Runtime[Context], settings: Settings) -> dict | None:
     """The trained reader's best answer over the accepted results and this round's: {"p", "sentence", "url"}; None for a
-    claim, a question the reader does not answer (``reading.answer.reader_answers``: multi-hop, comparisons), with
-    ``reader`` rules, or when the reader cannot load (decide notes why)."""
-    if state.get("kind") == "claim" or not reader_answers(cur.get("chains") or state.get("chains") or []):
+    claim, with the reader's stop off (``reader_stop_p`` 1, the default), for a question the reader does not answer
+    (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader cannot
+    load (decide notes why)."""
+    if settings.reader_stop_p >= 1 or state.get("kind") == "claim":
+        return None  # the stop is off (the default: it costs a reading each round and gained nothing measured)
+    if not reader_answers(cur.get("chains") or state.get("chains") or []):
         return None
     reader, _ = trained_reader(settings)
     if reader is None:

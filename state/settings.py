@@ -56,7 +56,10 @@ DESIGN_NAMES: dict[str, str] = {
 # (`model` is not tuned offline — there is no model here —: 5 is the middle of its 0-10 rating)
 # reader_min_p's default: chosen on half A of the public sets (`saturate bench reader`, docs/benchmarks.md)
 READER_MIN_P = 0.06
-READER_STOP_P = 0.15  # reader_stop_p's default, chosen alike (`saturate bench tune --reader`)
+# reader_stop_p's default: off. `saturate bench tune --reader` chose 0.15 on half A of the multi-hop sets, where it
+# changed the searches by 0.1 point and nothing else (those questions are the rules'); it costs a reading every round
+# (the reader's cost target) and no public set of single questions has the gold documents to choose it by recall
+READER_STOP_P = 1.0
 NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 0.25, "model": 5.0, "embedding": 0.25}
 
 
@@ -174,9 +177,9 @@ class Settings(BaseModel):
         default=READER_STOP_P,
         ge=0,
         le=1,
-        description="The gate stops when the reader's best answer has at least this probability and is the same "
-        "answer two rounds running (1 turns the reader's stop off; novelty stays the fallback). Chosen on half A "
-        "of the public sets by `saturate bench tune --reader`.",
+        description="From `min_rounds` on, the gate stops when the reader's best sentence has at least this "
+        "probability and is the same sentence two rounds running (questions the reader answers; novelty stays the "
+        "fallback). 1, the default, turns the reader's stop off and the gate reads nothing (docs/reader.md).",
     )
     rerank: Literal["none", "embedding"] = Field(
         default="none",

@@ -236,14 +236,17 @@ def test_the_reader_stops_the_loop_on_a_confident_answer_two_rounds_running():
 
 
 def test_every_round_records_the_readers_best_answer(musique_source):
-    s = load_settings({"max_rounds": 3, "seed": 1}, env={})
+    s = load_settings({"max_rounds": 3, "seed": 1, "reader_stop_p": 0.15}, env={})
     out = build_graph().invoke(initial_state("Where is the Bubye River?", s), context=Context(source=musique_source))
     reads = [r["reader"] for r in out["records"]]
     assert reads and all(0.0 <= r["p"] <= 1.0 and r["url"].startswith("local://") and r["sentence"] for r in reads)
     q = "What is the name of the waterfall in the country where the Bubye River is found?"
     out = build_graph().invoke(initial_state(q, s), context=Context(source=musique_source))
     assert all(r["reader"] == {} for r in out["records"])  # multi-hop: the rules answer, the reader does not read
-    claim = load_settings({"max_rounds": 2, "seed": 1}, env={})
+    claim = load_settings({"max_rounds": 2, "seed": 1, "reader_stop_p": 0.15}, env={})
     state = initial_state("The Bubye River is in Zimbabwe.", claim, kind="claim")
     out = build_graph().invoke(state, context=Context(source=musique_source))
     assert all(r["reader"] == {} for r in out["records"])  # claims are judged, not read
+    off = load_settings({"max_rounds": 2, "seed": 1}, env={})  # the default: the reader's stop off, nothing read
+    out = build_graph().invoke(initial_state("Where is the Bubye River?", off), context=Context(source=musique_source))
+    assert all(r["reader"] == {} for r in out["records"])

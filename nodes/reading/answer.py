@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, ANSWER_SENTENCES, NOT_ANSWERED, cut_to_clauses
+from saturate.nodes.reading.extractive import (
+    ANSWER_MAX_CHARS,
+    ANSWER_SENTENCES,
+    NOT_ANSWERED,
+    cut_to_clauses,
+    extractive_answer,
+)
 from saturate.nodes.reading.question import name_in, stems, title_subject
 from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.text import clip
@@ -105,5 +111,27 @@ def reader_answer(reader: Reader, task: str, results: list[dict], pages: dict[st
         room = ANSWER_MAX_CHARS - len(f" [{x.candidate.doc + 1}]") - 1
         parts[0] = (x, cut_to_clauses(t, keep, room) or clip(t, room))
     answer = " ".join(f"{t} [{x.candidate.doc + 1}]" for x, t in parts)
-    cited = list(dict.fromkeys(x.candidate.doc + 1 for x, _ in parts))
+    rules, _ = extractive_answer(task, results, pages)
+    if not rules.startswith(NOT_ANSWERED):
+        answer = _with_rules(parts[0][1], reads[0], rules)
+    cited = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
     return ReaderAnswer(answer, cited, best, True)
+
+
+def _with_rules(lead_text: str, lead: Read, rules: str) -> str:
+    """The reader's best sentence, then the extractive rules' answer (their sentences, each with its citations) as
+    far as ``ANSWER_MAX_CHARS`` allows; the rules' answer alone when it already holds that sentence."""
+    if lead.candidate.text in rules:
+        return rules
+    out = f"{lead_text} [{lead.candidate.doc + 1}]"
+    if len(out) > ANSWER_MAX_CHARS:
+        room = ANSWER_MAX_CHARS - len(f" [{lead.candidate.doc + 1}]")
+        return f"{clip(lead_text, room)} [{lead.candidate.doc + 1}]"
+    for part in _CITED_PART.findall(rules):
+        if len(out) + 1 + len(part.strip()) > ANSWER_MAX_CHARS:
+            break
+        out = f"{out} {part.strip()}"
+    return out
+
+
+_CITED_PART = re.compile(r".+?\](?:\s*\[\d+\])*(?=\s|$)")

@@ -61,3 +61,16 @@ def test_the_reader_answers_single_questions_and_leaves_multi_hop_and_comparison
     )
     assert not reader_answers(parse_chains("Who was born first, Mark Twain or Charles Dickens?"))
     assert not reader_answers(parse_chains("Are Oliver Stone and Wes Anderson both directors?"))
+
+
+def test_the_rules_answer_follows_the_readers_best_sentence_within_the_limit():
+    from saturate.nodes.reading.answer import _with_rules
+    from saturate.nodes.reading.reader import Candidate, Read
+
+    lead = Read(Candidate(1, 0, "Mona Lisa", "The Mona Lisa is a painting by Leonardo da Vinci."), 0.3)
+    rules = "The Louvre is a museum in Paris. [1] It holds the Mona Lisa. [1] " + "Paris is big. [3] " * 30
+    out = _with_rules(lead.candidate.text, lead, rules.strip())
+    assert out.startswith("The Mona Lisa is a painting by Leonardo da Vinci. [2] The Louvre is a museum in Paris. [1]")
+    assert len(out) <= ANSWER_MAX_CHARS and out.endswith("]")
+    held = "The Mona Lisa is a painting by Leonardo da Vinci. [2] It hangs in the Louvre. [1]"
+    assert _with_rules(lead.candidate.text, lead, held) == held  # the rules already say it: not twice
