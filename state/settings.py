@@ -160,10 +160,11 @@ class Settings(BaseModel):
     )
     reader: Literal["trained", "rules"] = Field(
         default="trained",
-        description="How the answer is read from the accepted results when no chat model writes it: `trained`, "
-        "the shipped reader (a small transformer trained on public questions, on onnxruntime: docs/reader.md) "
-        "picks the sentences that answer and the answer in them, or says the sources do not answer; `rules`, "
-        "the hand-written extractive rules it replaced (for comparison).",
+        description="How a single question is answered from the accepted results when no chat model writes it: "
+        "`trained`, the shipped reader (weights trained on public questions over the all-MiniLM-L6-v2 encoder, "
+        "on onnxruntime: docs/reader.md) leads with the sentence most likely to answer, or says the sources do "
+        "not answer below `reader_min_p`; `rules`, the hand-written extractive rules alone (for comparison). "
+        "Multi-hop questions and comparisons are answered by the rules either way.",
     )
     reader_min_p: float = Field(
         default=READER_MIN_P,
