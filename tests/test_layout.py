@@ -101,8 +101,15 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
         capture_output=True,
     )
     (wheel,) = wheels.glob("saturate-*.whl")
-    tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
+    names = set(zipfile.ZipFile(wheel).namelist())
+    tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"saturate"}, tops
+    # package data: the trained reader's weights with their sha256, the everyday questions of `bench reader`
+    assert {
+        "saturate/nodes/reading/model/reader.json",
+        "saturate/nodes/reading/model/reader.json.sha256",
+        "saturate/graph/bench/everyday.jsonl",
+    } <= names
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
