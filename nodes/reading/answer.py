@@ -20,8 +20,10 @@ from saturate.nodes.reading.extractive import (
     NOT_ANSWERED,
     cut_to_clauses,
     extractive_answer,
+    names_subject,
+    near_duplicate,
 )
-from saturate.nodes.reading.question import name_in, stems, title_subject
+from saturate.nodes.reading.question import stems, title_subject
 from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.text import clip
 
@@ -55,20 +57,9 @@ def read_results(reader: Reader, task: str, results: list[dict], pages: dict[str
     return sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))
 
 
-def _names_subject(title: str, text: str) -> bool:
-    subject = title_subject(title).lower()
-    named = [w for w in re.findall(r"\w+", subject) if len(w) >= 4] or [subject]
-    return not subject or any(name_in(w, text.lower()) for w in named)
-
-
 def _render(x: Read) -> str:
     c = x.candidate
-    return c.text if _names_subject(c.title, c.text) else f"{title_subject(c.title)}: {c.text}"
-
-
-def _near_duplicate(a: str, b: str) -> bool:
-    sa, sb = stems(a), stems(b)
-    return len(sa & sb) >= 0.8 * max(1, min(len(sa), len(sb)))
+    return c.text if names_subject(c.title, c.text) else f"{title_subject(c.title)}: {c.text}"
 
 
 def not_found(task: str, results: list[dict]) -> str:
@@ -91,7 +82,7 @@ def reader_answer(reader: Reader, task: str, results: list[dict], pages: dict[st
     for x in reads[1:]:
         if len(chosen) >= ANSWER_SENTENCES or x.p < SUPPORT_SHARE * best:
             break
-        if any(_near_duplicate(x.candidate.text, c.candidate.text) for c in chosen):
+        if any(near_duplicate(stems(x.candidate.text), stems(c.candidate.text)) for c in chosen):
             continue
         chosen.append(x)
     parts = [(x, _render(x)) for x in chosen]

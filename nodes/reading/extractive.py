@@ -220,10 +220,8 @@ class _Extractive:
         self._ranked: list[_Sentence] | None = None
 
     def names_subject(self, s: _Sentence) -> bool:
-        """Whether the sentence names its source's subject (a word of 4+ letters of it, or all of it)."""
-        subject = self.docs[s.doc].subject
-        named = [w for w in re.findall(r"\w+", subject) if len(w) >= 4] or [subject]
-        return not subject or any(name_in(w, s.text.lower()) for w in named)
+        """Whether the sentence names its source's subject (``names_subject``)."""
+        return names_subject(self.docs[s.doc].title, s.text)
 
     def name_stems(self, text: str) -> frozenset[str]:
         """``stems(text)``, where a name of the task inside a longer name the task does not contain does not
@@ -338,7 +336,7 @@ class _Extractive:
                 break
             if not (self.own(s) - covered) and not s.candidates:
                 continue
-            if any(_near_duplicate(s.stems, c.stems) for c in chosen):
+            if any(near_duplicate(s.stems, c.stems) for c in chosen):
                 continue
             chosen.append(s)
             covered |= self.own(s)
@@ -536,7 +534,16 @@ def _dedupe(chosen: list[_Sentence]) -> list[_Sentence]:
     return out
 
 
-def _near_duplicate(a: frozenset[str], b: frozenset[str]) -> bool:
+def names_subject(title: str, text: str) -> bool:
+    """Whether ``text`` names the subject of the source titled ``title`` (a word of 4+ letters of it, or all of it);
+    a sentence that does not is prefixed with it when shown."""
+    subject = title_subject(title).lower()
+    named = [w for w in re.findall(r"\w+", subject) if len(w) >= 4] or [subject]
+    return not subject or any(name_in(w, text.lower()) for w in named)
+
+
+def near_duplicate(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two sentences' stems mostly overlap (one is not shown beside the other)."""
     return len(a & b) >= 0.8 * max(1, min(len(a), len(b)))
 
 

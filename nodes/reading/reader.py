@@ -209,6 +209,11 @@ class Reader:
                     self._cache.popitem(last=False)
         return np.stack([got[t] for t in texts]) if texts else np.empty((0, 384), dtype=np.float32)
 
+    def forget(self) -> None:
+        """Empty the cache of vectors (as in a new process: what a benchmark of the reader's cost starts from)."""
+        with self._lock:
+            self._cache.clear()
+
     def features(self, question: str, cands: list[Candidate]) -> list[tuple[float, ...]]:
         """``FEATURES`` of each candidate (module docstring), rounded so a replay reads the same."""
         if not cands:

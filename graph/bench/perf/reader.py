@@ -8,15 +8,13 @@ the difference of the two medians; the baseline is the session without the reade
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from pathlib import Path
 
 from saturate.graph.bench.perf.common import SEED, Figure, baseline
-from saturate.graph.bench.perf.vectors import SESSION_QUESTIONS
+from saturate.graph.bench.perf.vectors import session_questions
 from saturate.graph.build import build_graph
-from saturate.graph.paths import shared_data
 from saturate.nodes.reading.reader import shipped_reader
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
@@ -25,10 +23,7 @@ from saturate.state.settings import load_settings
 
 def bench_reader(work: Path, p: dict, shared: dict) -> Figure:
     corpus = shared.get("wiki_vectors") or shared["wiki"]
-    questions = list(SESSION_QUESTIONS)
-    webq = shared_data() / "webq" / "tasks.jsonl"
-    if webq.exists():
-        questions += [json.loads(line)["question"] for line in webq.open()][: 30 if not p["quick"] else 3]
+    questions = session_questions(p["quick"])
     graph = build_graph()
     shipped_reader()  # loaded once per process, as in any session after the first
 
@@ -42,11 +37,11 @@ def bench_reader(work: Path, p: dict, shared: dict) -> Figure:
         return statistics.median(times)
 
     medians({})  # warm: the page cache, the model's first runs
-    shipped_reader()._cache.clear()  # the reader's cache starts empty, as in a new process
+    shipped_reader().forget()  # the reader's cache starts empty, as in a new process
     without = min(medians({"reader": "rules"}) for _ in range(2))
     runs = []
     for _ in range(2):
-        shipped_reader()._cache.clear()
+        shipped_reader().forget()
         runs.append(medians({}))
     with_reader = min(runs)
     return Figure(

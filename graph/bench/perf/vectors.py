@@ -140,6 +140,15 @@ def _synthetic(n: int, dim: int) -> np.ndarray:
     return out
 
 
+def session_questions(quick: bool) -> list[str]:
+    """The questions the session figures time: three of ours and the first natural questions (30, quick 3)."""
+    questions = list(SESSION_QUESTIONS)
+    webq = shared_data() / "webq" / "tasks.jsonl"
+    if webq.exists():
+        questions += [json.loads(line)["question"] for line in webq.open()][: 30 if not quick else 3]
+    return questions
+
+
 def bench_hybrid_sessions(work: Path, p: dict, shared: dict) -> Figure:
     model, identity = _model(shared)
     corpus = shared.get("wiki_vectors")
@@ -147,10 +156,7 @@ def bench_hybrid_sessions(work: Path, p: dict, shared: dict) -> Figure:
         records = wiki_records()[: QUICK_DOCS * 2]
         corpus = LocalCorpus.from_records(records, "sessions-perf", work / "session-index")
         corpus.attach_vectors(model, identity, 0.4)
-    questions = list(SESSION_QUESTIONS)
-    webq = shared_data() / "webq" / "tasks.jsonl"
-    if webq.exists():
-        questions += [json.loads(line)["question"] for line in webq.open()][: 30 if not p["quick"] else 3]
+    questions = session_questions(p["quick"])
     graph = build_graph()
 
     def sessions(hybrid: bool) -> float:
