@@ -142,7 +142,7 @@ def _synthetic(n: int, dim: int) -> np.ndarray:
 
 def session_questions(quick: bool) -> list[str]:
     """The questions the session figures time: three of ours and the first natural questions (30, quick 3)."""
-    questions = list(SESSION_QUESTIONS)
+    questions: list[str] = list(SESSION_QUESTIONS)
     webq = shared_data() / "webq" / "tasks.jsonl"
     if webq.exists():
         questions += [json.loads(line)["question"] for line in webq.open()][: 30 if not quick else 3]
