@@ -1,9 +1,9 @@
-"""Wiring and running: the graphs, the session layer, the Python API; the CLI, benchmarks, monitor and views.
+"""Wiring and running: the graphs, the session layer and storage, the model plumbing, the Python API.
 
-    from saturate.graph import research, resume, session_state, verify, research_multi
+    from saturate import research, resume, session_state, verify, research_multi   # the same functions
 
 The public names are loaded on first use (PEP 562 ``__getattr__``): importing a
-sub-package such as ``saturate.graph.cli`` runs this file first, and
+sub-package such as ``saturate.graph.paths`` runs this file first, and
 ``saturate --help`` must not pay for importing LangGraph and LangChain.
 """
 
@@ -39,3 +39,10 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+# One name per module: this folder is the sub-package `saturate.graph` (saturate/graph links here). Imported as
+# `graph` it would be a second copy of every module in it, with its own classes and caches: refused here, and by
+# ruff's banned-api rule before anything runs (pyproject.toml).
+if __name__ != "saturate.graph":
+    raise ImportError(f"import saturate.graph, not {__name__} (docs/layout.md: one name per module)")

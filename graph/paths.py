@@ -1,15 +1,12 @@
-"""Where saturate's files are: the data directory and the shared evaluation data.
+"""Where saturate's files are: the data directory and the evaluation data of the benchmarks.
 
-One resolver for both, so an installed wheel works like a checkout (no path is
-derived from where the code happens to live, except as the last guess for a
-checkout):
+No path is derived from where the code happens to live, so an installed wheel works like a checkout:
 
 - the **data directory** (sessions, caches, indexes): the ``home`` argument, else
   ``SATURATE_HOME``, else ``$XDG_DATA_HOME/saturate`` (``~/.local/share/saturate``);
-- the **shared evaluation data** (``musique/``, ``hotpotqa/``, ``factcheck/``):
-  ``SATURATE_SHARED_DATA``, else ``../shared/data`` beside the current directory
-  (the project's convention: run from the checkout), else beside the checkout the
-  code was installed from (an editable install).
+- the **evaluation data** of the benchmarks (a folder holding ``musique/``, ``hotpotqa/``, ``webq/``,
+  ``factcheck/``): the benchmark's ``--data`` argument, else ``SATURATE_EVAL_DATA``; nothing is guessed
+  (docs/development.md says where the project's copy is).
 """
 
 from __future__ import annotations
@@ -20,25 +17,21 @@ from typing import Literal
 
 from saturate.state.errors import BadInput
 
-SHARED_ENV = "SATURATE_SHARED_DATA"
+EVAL_ENV = "SATURATE_EVAL_DATA"
 HOME_ENV = "SATURATE_HOME"
-_CHECKOUT = Path(__file__).resolve().parents[1]  # the repository root for an editable install
 
 
-def locate(what: Literal["home", "shared"], given: str | os.PathLike | None = None) -> Path:
-    """The path of ``what``; ``given`` (an explicit argument) wins. Nothing is created here."""
+def locate(what: Literal["home", "eval"], given: str | os.PathLike | None = None) -> Path | None:
+    """The path of ``what`` (None: no evaluation data named); ``given`` (an explicit argument) wins. Nothing is
+    created here."""
     if given is not None and str(given) != "":
         return Path(given).expanduser()
-    if what == "home":
-        env = os.environ.get(HOME_ENV)
-        if env:
-            return Path(env).expanduser()
-        return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "saturate"
-    env = os.environ.get(SHARED_ENV)
+    env = os.environ.get(HOME_ENV if what == "home" else EVAL_ENV)
     if env:
         return Path(env).expanduser()
-    candidates = (Path.cwd().parent / "shared" / "data", _CHECKOUT.parent / "shared" / "data")
-    return next((c for c in candidates if c.is_dir()), candidates[0])
+    if what == "home":
+        return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "saturate"
+    return None
 
 
 class DataDirError(BadInput):
@@ -48,6 +41,7 @@ class DataDirError(BadInput):
 def home_dir(home: str | os.PathLike | None = None, create: bool = True) -> Path:
     """The data directory, created when missing (``create``; read-only commands only look)."""
     path = locate("home", home)
+    assert path is not None  # the data directory always has a default
     if path.exists() and not path.is_dir():
         raise DataDirError(
             f"the data directory {path} is a file, not a folder: point SATURATE_HOME (or --home) at a folder"
@@ -65,6 +59,23 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK | os.X_OK)
 
 
-def shared_data(*parts: str) -> Path:
-    """A path inside the shared evaluation data (it may not exist: callers say what is missing)."""
-    return locate("shared").joinpath(*parts)
+class EvalDataError(BadInput):
+    """A benchmark that needs the evaluation data was not told where it is."""
+
+
+def eval_data(given: str | os.PathLike | None = None) -> Path:
+    """The evaluation data folder (it may not exist: callers say what is missing in it)."""
+    path = locate("eval", given)
+    if path is None:
+        raise EvalDataError(
+            f"no evaluation data: give --data DIR (a folder holding musique/, hotpotqa/, webq/, factcheck/) or set "
+            f"{EVAL_ENV} (docs/development.md)"
+        )
+    return path
+
+
+def eval_data_if_named(*parts: str) -> Path | None:
+    """A path inside the evaluation data when it is named (``SATURATE_EVAL_DATA``), else None: for a benchmark that
+    falls back to the embedded corpus."""
+    path = locate("eval")
+    return None if path is None else path.joinpath(*parts)

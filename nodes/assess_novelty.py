@@ -18,7 +18,7 @@ relevance statistics of the accepted results are kept from round to round
 session rebuilds them from its state once), equal to recomputing them
 (``accepted_vocabulary``, ``reading.salience.relative_relevance``). Scoring only against the
 capped knowledge state (the seed) or counting new words alone makes nearly
-every round look new (measured on ../shared/data; see docs/benchmarks.md).
+every round look new (measured on the evaluation data; see docs/benchmarks.md).
 
 ``seed-heuristic`` is the seed's word-set difference against the rolling
 knowledge state only, kept for comparison.

@@ -40,3 +40,9 @@ __all__ = [
     "open_wiki",
     "resolve_specs",
 ]
+
+# One name per module: this folder is the sub-package `saturate.sources` (saturate/sources links here). Imported as
+# `sources` it would be a second copy of every module in it, with its own classes and caches: refused here, and by
+# ruff's banned-api rule before anything runs (pyproject.toml).
+if __name__ != "saturate.sources":
+    raise ImportError(f"import saturate.sources, not {__name__} (docs/layout.md: one name per module)")

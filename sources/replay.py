@@ -1,6 +1,6 @@
 """ReplaySource: a search source answering with a claim's recorded search hits.
 
-``../shared/data/factcheck/claims.jsonl`` keeps, per claim, the passages a web
+A factcheck claims file (``factcheck/claims.jsonl`` of the evaluation data) keeps, per claim, the passages a web
 search returned (URL, passage, annotated stance). Replaying them lets the whole
 ``verify`` graph run offline on real evidence: every query gets the recorded
 hits in rank order, and ``fetch`` returns a hit's passage.

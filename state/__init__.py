@@ -39,3 +39,10 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+# One name per module: this folder is the sub-package `saturate.state` (saturate/state links here). Imported as
+# `state` it would be a second copy of every module in it, with its own classes and caches: refused here, and by
+# ruff's banned-api rule before anything runs (pyproject.toml).
+if __name__ != "saturate.state":
+    raise ImportError(f"import saturate.state, not {__name__} (docs/layout.md: one name per module)")

@@ -36,7 +36,7 @@ class SettingsError(BadInput):
     """Invalid settings; the message names every bad field and why."""
 
 
-# The design documents' names (../shared/seeds/) of the knobs they give, shown beside ours in `saturate settings
+# The design documents' names (docs/fidelity.md) of the knobs they give, shown beside ours in `saturate settings
 # --markdown` and docs/configuration.md, so a reader of the documents finds each one.
 DESIGN_NAMES: dict[str, str] = {
     "max_rounds": "MAX_SEARCH_ROUNDS",

@@ -4,8 +4,8 @@ A source is named in the ``sources`` setting, either as a spec string or as a
 JSON object. Spec strings (comma-separated on the CLI and in the environment)::
 
     KIND[:CORPUS][@CEILING]
-    local:../shared/data/musique/corpus.jsonl      full-text BM25 over a JSONL file or folder
-    titles:../shared/data/musique/corpus.jsonl@2   titles only (a shallow source), ceiling 2
+    local:data/musique/corpus.jsonl                full-text BM25 over a JSONL file or folder
+    titles:data/musique/corpus.jsonl@2             titles only (a shallow source), ceiling 2
     local                                          the `corpus` setting, else the embedded corpus
     wiki                                           the embedded Wikipedia summaries
     ddg                                            DuckDuckGo web search

@@ -12,14 +12,20 @@ import pytest
 from saturate.sources.local import LocalCorpus
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# The public evaluation data (musique/, hotpotqa/, webq/, factcheck/): $SATURATE_EVAL_DATA, else the project's
+# copy beside the checkout (docs/development.md). The benchmarks the tests run are given it the same way.
+EVAL_DATA = Path(os.environ.get("SATURATE_EVAL_DATA") or ROOT.parent / "shared" / "data")
 
 
-def shared_file(*parts: str) -> Path:
-    path = SHARED_DATA.joinpath(*parts)
+def eval_file(*parts: str) -> Path:
+    path = EVAL_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared evaluation data not found at {path} (expected ../shared/data beside the checkout)")
+        pytest.skip(f"evaluation data not found at {path} (set SATURATE_EVAL_DATA: docs/development.md)")
     return path
+
+
+def _eval_env() -> dict[str, str]:
+    return {"SATURATE_EVAL_DATA": str(EVAL_DATA)} if EVAL_DATA.is_dir() else {}
 
 
 def child_env(home: Path | str, *, drop: tuple[str, ...] = (), **extra: str) -> dict[str, str]:
@@ -28,6 +34,7 @@ def child_env(home: Path | str, *, drop: tuple[str, ...] = (), **extra: str) -> 
     test runs under ``hybrid_home`` and passes its home, then ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SATURATE_", *drop))}
     env["SATURATE_HOME"] = str(home)
+    env.update(_eval_env())
     under_fixture = os.environ.get("SATURATE_HOME") == str(home)
     if not under_fixture or "SATURATE_RETRIEVAL" in os.environ:
         env["SATURATE_RETRIEVAL"] = "lexical"
@@ -45,6 +52,8 @@ def home(tmp_path, monkeypatch):
     h = tmp_path / "home"
     monkeypatch.setenv("SATURATE_HOME", str(h))
     monkeypatch.setenv("SATURATE_RETRIEVAL", "lexical")
+    for key, value in _eval_env().items():
+        monkeypatch.setenv(key, value)
     return h
 
 
@@ -57,12 +66,12 @@ def hybrid_home(home, monkeypatch):
 
 @pytest.fixture(scope="session")
 def musique_corpus() -> Path:
-    return shared_file("musique", "corpus.jsonl")
+    return eval_file("musique", "corpus.jsonl")
 
 
 @pytest.fixture(scope="session")
 def musique_tasks() -> list[dict]:
-    return [json.loads(line) for line in shared_file("musique", "tasks.jsonl").open()]
+    return [json.loads(line) for line in eval_file("musique", "tasks.jsonl").open()]
 
 
 @pytest.fixture(scope="session")

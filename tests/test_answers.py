@@ -13,9 +13,9 @@ import re
 import subprocess
 import sys
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.cli import main
 from saturate.graph import research, session_state
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
-from saturate.graph.cli import main
 from saturate.nodes._answer import DECIDE, answer_task, fit_reply
 from saturate.nodes._model import ModelUsage
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
@@ -142,7 +142,7 @@ def test_cli_lists_cited_sources_first_and_quiet_keeps_them(home, musique_corpus
 def test_cli_task_without_a_searchable_word_is_bad_input(home):
     def run(*flags):
         return subprocess.run(
-            [sys.executable, "-m", "saturate.graph.cli", "research", "the of a", *flags],
+            [sys.executable, "-m", "saturate.cli", "research", "the of a", *flags],
             cwd=ROOT,
             capture_output=True,
             text=True,

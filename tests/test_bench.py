@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from saturate.graph.bench.research import (
+from saturate.bench.research import (
     POLICIES,
     TaskRun,
     answer_in,
@@ -16,9 +16,9 @@ from saturate.graph.bench.research import (
     normalize_answer,
     oracle_from,
 )
-from saturate.graph.cli import main
+from saturate.cli import main
 
-from conftest import shared_file
+from conftest import eval_file
 
 METRICS = ("gold_recall", "answer_recall", "searches", "model_calls", "seconds")
 ALL = {"fixed-1", "fixed-2", "fixed-3", "fixed-4", "fixed-5", "seed-heuristic", "saturate", "oracle"}
@@ -30,8 +30,8 @@ def small_data(tmp_path):
     root = tmp_path / "data"
     for name, n in (("musique", 8), ("hotpotqa", 10)):
         (root / name).mkdir(parents=True)
-        (root / name / "corpus.jsonl").symlink_to(shared_file(name, "corpus.jsonl"))
-        lines = shared_file(name, "tasks.jsonl").read_text().splitlines()[:n]
+        (root / name / "corpus.jsonl").symlink_to(eval_file(name, "corpus.jsonl"))
+        lines = eval_file(name, "tasks.jsonl").read_text().splitlines()[:n]
         (root / name / "tasks.jsonl").write_text("\n".join(lines) + "\n")
     return root
 
@@ -73,7 +73,7 @@ def test_bench_json_has_every_policy_and_metric(home, small_data, tmp_path, caps
 
 @pytest.mark.slow
 def test_full_harness_run_records_a_monitor_cycle(home, small_data, tmp_path, capsys):
-    from saturate.graph.monitor.core import Monitor
+    from saturate.monitor.core import Monitor
 
     assert main(["bench", "--data", str(small_data), "--plot", str(tmp_path / "p.png")]) == 0
     out = capsys.readouterr().out
@@ -226,7 +226,7 @@ def test_every_figure_is_printed_for_the_set_and_its_halves(home, small_data, tm
 
 
 def test_halves_and_squad_metrics():
-    from saturate.graph.bench.research import exact_match, half_of, token_f1, yes_no_right
+    from saturate.bench.research import exact_match, half_of, token_f1, yes_no_right
 
     assert half_of("2hop__205146_62031") in ("A", "B") and half_of("x") == half_of("x")
     halves = [half_of(f"t{i}") for i in range(200)]
@@ -298,7 +298,7 @@ def test_tune_replays_the_gate_and_chooses_on_half_a(home, small_data, capsys):
 
 def test_replaying_the_gate_is_what_a_session_does(home, musique_source, musique_tasks):
     """The replay of a fixed-5 trajectory stops where a real session with the same seed stops."""
-    from saturate.graph.bench.tune import replay, trajectories
+    from saturate.bench.tune import replay, trajectories
     from saturate.graph.build import build_graph
     from saturate.state.context import Context
     from saturate.state.graph_state import initial_state

@@ -20,7 +20,7 @@ DEVICE = "is a device, pipe or socket, not a regular file"
 
 def run(home, *args, timeout=60):
     done = subprocess.run(
-        [sys.executable, "-m", "saturate.graph.cli", *args],
+        [sys.executable, "-m", "saturate.cli", *args],
         env=child_env(home),
         capture_output=True,
         text=True,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from saturate.cli import main
 from saturate.graph import research, session_state
-from saturate.graph.cli import main
 from saturate.nodes.gate import ANSWERED, decide_gate
 from saturate.state.rng import new_rng
 from saturate.state.settings import NOVELTY_THRESHOLDS, load_settings

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from saturate.graph.cli import main
+from saturate.cli import main
 
 from conftest import ROOT, child_env
 
@@ -19,7 +19,7 @@ BUBYE = "What is the name of the waterfall in the country where the Bubye River 
 
 def run_cli(*args, home, env=None, timeout=120):
     exe = shutil.which("saturate", path=os.path.dirname(sys.executable)) or shutil.which("saturate")
-    cmd = [exe] if exe else [sys.executable, "-m", "saturate.graph.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "saturate.cli"]
     return subprocess.run(
         [*cmd, *args],
         cwd=ROOT,
@@ -139,7 +139,7 @@ def test_existing_thread_is_not_overwritten(home, musique_corpus, capsys):
 
 
 def test_configuration_settings_table_is_current():
-    from saturate.graph.cli.settings import settings_markdown
+    from saturate.cli.settings import settings_markdown
 
     page = (ROOT / "docs" / "configuration.md").read_text()
     block = page.split("<!-- settings-table:start -->")[1].split("<!-- settings-table:end -->")[0]

@@ -1,6 +1,6 @@
 """The CLI starts fast: help, settings and argument errors import no LangGraph, LangChain or matplotlib.
 
-Each command runs in a fresh interpreter (``saturate.graph.cli.main``), which then writes the
+Each command runs in a fresh interpreter (``saturate.cli.main``), which then writes the
 names of every module it imported; the heavy ones must not be among them.
 """
 
@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from saturate.graph.models import ModelUnavailable
-from saturate.graph.monitor.harness import MonitorError
 from saturate.graph.session import InputError
+from saturate.monitor.harness import MonitorError
 from saturate.sources.local import CorpusError
 from saturate.state.errors import BadInput
 from saturate.state.settings import SettingsError
@@ -26,7 +26,7 @@ HEAVY = ("langgraph", "langchain", "matplotlib")
 
 RUN = """
 import contextlib, io, json, sys
-from saturate.graph.cli import main
+from saturate.cli import main
 out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     try:
@@ -86,7 +86,7 @@ def test_closed_pipe_exits_quietly(tmp_path, argv):
     """`saturate settings --markdown | head`: the reader leaves first; no BrokenPipeError traceback."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_")}
     p = subprocess.Popen(
-        [sys.executable, "-m", "saturate.graph.cli", *argv],
+        [sys.executable, "-m", "saturate.cli", *argv],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

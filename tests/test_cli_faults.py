@@ -13,7 +13,7 @@ import pytest
 
 from conftest import child_env
 
-SAT = [sys.executable, "-m", "saturate.graph.cli"]
+SAT = [sys.executable, "-m", "saturate.cli"]
 
 
 def run(home, *args, **env):
@@ -105,8 +105,8 @@ def test_when_every_search_failed_the_stop_reason_says_so(home):
 
 
 def test_checkpoints_of_a_multi_source_session_has_no_empty_fork_list(home, capsys):
+    from saturate.cli import main
     from saturate.graph import research_multi
-    from saturate.graph.cli import main
 
     research_multi("Where is the Bubye River?", sources="local,wiki", thread_id="mx")
     assert main(["checkpoints", "mx"]) == 0

@@ -26,7 +26,7 @@ COMMANDS = [
 
 def run(home, *args):
     return subprocess.run(
-        [sys.executable, "-m", "saturate.graph.cli", *args],
+        [sys.executable, "-m", "saturate.cli", *args],
         env=child_env(home),
         capture_output=True,
         text=True,

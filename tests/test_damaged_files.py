@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from saturate.cli import main
 from saturate.graph import api
-from saturate.graph.cli import main
 from saturate.sources import LocalCorpus, SqlitePageStore
 from saturate.sources.cache import SearchCache
 
@@ -307,7 +307,7 @@ def small_disk(tmp_path):
 def _cli(*args, home):
     env = child_env(home)
     return subprocess.run(
-        [sys.executable, "-m", "saturate.graph.cli", "--home", str(home), *args],
+        [sys.executable, "-m", "saturate.cli", "--home", str(home), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 """The documentation keeps up with the code (issue 25): README.md is short and the pages in docs/ hold the rest.
 
-- Every command and sub-command of the real parser (``graph/cli/parser.py``, walked through its sub-parsers,
+- Every command and sub-command of the real parser (``saturate/cli/parser.py``, walked through its sub-parsers,
   ``bench``'s deferred kinds included) has a section ``### `saturate …``` in docs/cli.md, and every long option
   it takes appears in that section; a command that takes the settings as flags says ``--<setting>`` there.
 - Every setting (a field of ``state.settings.Settings``) has a row in the settings table of
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from saturate.graph.cli.parser import build_parser
+from saturate.cli.parser import build_parser
 from saturate.state.settings import ENV_PREFIX, Settings, env_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def _options(parser: argparse.ArgumentParser) -> tuple[set[str], bool]:
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):
             continue
-        if action.dest.startswith("setting_"):  # graph/cli/settings.py::add_setting_flags
+        if action.dest.startswith("setting_"):  # saturate/cli/settings.py::add_setting_flags
             settings = True
             continue
         own |= {o for o in action.option_strings if o.startswith("--")}

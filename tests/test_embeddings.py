@@ -21,9 +21,9 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from ollama import ResponseError
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer, embed_vector
+from saturate.cli import main
 from saturate.graph import api, session, studio
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer, embed_vector
-from saturate.graph.cli import main
 from saturate.graph.embeddings import (
     DB_FILE,
     EmbeddingsUnavailable,

@@ -11,9 +11,9 @@ from datetime import datetime
 
 import pytest
 
+from saturate.cli import main
 from saturate.graph import research, session_state
-from saturate.graph.cli import main
-from saturate.graph.views.progress import query_counts
+from saturate.views.progress import query_counts
 
 from conftest import InterruptingSource
 

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
+from saturate.cli import main
 from saturate.graph import api, build_graph
-from saturate.graph.cli import main
 from saturate.nodes._answer import answer_task
 from saturate.nodes._model import ModelUsage, Prompt
 from saturate.sources import LocalCorpus

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph import api
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.session import config, graph_for, kind_of, open_checkpointer
 
 from conftest import strip_timings

@@ -1,9 +1,13 @@
 """The house: one package static tools read, declared layers, no cycles, a clean linter, a wheel that works.
 
-- import-linter's contracts (``[tool.importlinter]`` in pyproject.toml): graph → nodes → state and
-  graph → sources → state; inside graph/ the CLI over the benchmarks over the monitor over the views over
-  the API over the session layer over the wiring; no node imports another node; no import cycle anywhere
+- import-linter's contracts (``[tool.importlinter]`` in pyproject.toml): the CLI over the benchmarks and the
+  MCP server over the monitor over the views over graph/, graph over nodes and sources, both over state; inside
+  graph/ the API over the session layer over the wiring; no node imports another node; no import cycle anywhere
   (grimp reads every import statement, those inside functions too).
+- One name per module: ``graph``, ``nodes``, ``sources``, ``state`` are refused by ruff (a planted import fails)
+  and at import.
+- A checkout made without symlinks builds the same wheel (setup.py maps the folders); anything else that is not
+  a link refuses to build, naming the fix.
 - ruff, configured in pyproject.toml (import sorting included), finds nothing, and the code is formatted
   with ``ruff format``.
 - The wheel holds only ``saturate/`` and, installed into a fresh venv (outside the checkout), runs
@@ -15,6 +19,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -27,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, shared_file
+from conftest import ROOT, eval_file
 
 BIN = Path(sys.executable).parent
 
@@ -90,7 +95,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     .pth files are only processed in site directories). What is tested is the package itself: complete,
     one top-level name, no path derived from the checkout.
     """
-    musique = shared_file("musique", "tasks.jsonl").parent.parent
+    musique = eval_file("musique", "tasks.jsonl").parent.parent
     wheels = tmp_path / "wheels"
     # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
     src = tmp_path / "src"
@@ -108,7 +113,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     assert {
         "saturate/nodes/reading/model/reader.json",
         "saturate/nodes/reading/model/reader.json.sha256",
-        "saturate/graph/bench/everyday.jsonl",
+        "saturate/bench/everyday.jsonl",
     } <= names
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -129,7 +134,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_") and k != "PYTHONPATH"}
-    env.update(SATURATE_HOME=str(tmp_path / "home"), SATURATE_SHARED_DATA=str(musique))
+    env.update(SATURATE_HOME=str(tmp_path / "home"), SATURATE_EVAL_DATA=str(musique))
     where = subprocess.run(
         [py, "-c", "import saturate.graph, saturate.state.settings as s; print(s.__file__)"],
         cwd=work,
@@ -161,3 +166,94 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     )
     assert bench.returncode == 0, bench.stderr[-2000:]
     assert json.loads(bench.stdout)["policies"]["saturate"]["tasks"] == 2
+
+
+def _setup_module():
+    spec = importlib.util.spec_from_file_location("saturate_setup", ROOT / "setup.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # not as __main__: only the layout function, no build
+    return module
+
+
+def _checkout(tmp_path: Path, links: str) -> Path:
+    """A copy of the working tree; its links kept (``"links"``) or written as Git writes them with
+    core.symlinks=false (``"text"``: a file holding the target)."""
+    src = tmp_path / links
+    shutil.copytree(
+        ROOT,
+        src,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".*cache", ".hypothesis"),
+    )
+    if links == "text":
+        for name in ("graph", "nodes", "sources", "state"):
+            link = src / "saturate" / name
+            target = os.readlink(link)
+            link.unlink()
+            link.write_text(target)
+    return src
+
+
+def test_a_checkout_without_symlinks_is_mapped_and_a_broken_one_refused(tmp_path):
+    setup = _setup_module()
+    package_dir, packages = setup.layout(ROOT)
+    assert package_dir == {"": "."}  # the links: a plain-path editable install
+    assert {"saturate", "saturate.cli", "saturate.graph", "saturate.nodes.reading", "saturate.bench.perf"} <= set(
+        packages
+    )
+    src = _checkout(tmp_path, "text")
+    mapped, mapped_packages = setup.layout(src)
+    assert mapped == {"saturate": "saturate", **{f"saturate.{n}": n for n in ("graph", "nodes", "sources", "state")}}
+    assert sorted(mapped_packages) == sorted(packages)
+    (src / "saturate" / "nodes").write_text("version https://git-lfs.github.com/spec/v1")  # not a link's text
+    with pytest.raises(SystemExit) as refused:
+        setup.layout(src)
+    assert "saturate/nodes should be a link to ../nodes" in str(refused.value)
+    assert "core.symlinks=true" in str(refused.value) and "git checkout -- saturate/nodes" in str(refused.value)
+
+
+@pytest.mark.slow
+def test_a_checkout_without_symlinks_builds_the_same_wheel(tmp_path):
+    """Git for Windows' default clone (no symlinks) gives the same files in the wheel as a clone with them."""
+    contents = {}
+    for links in ("links", "text"):
+        src = _checkout(tmp_path, links)
+        out = tmp_path / f"wheel-{links}"
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)],
+            check=True,
+            capture_output=True,
+        )
+        (wheel,) = out.glob("saturate-*.whl")
+        with zipfile.ZipFile(wheel) as z:
+            contents[links] = {n: z.read(n) for n in z.namelist() if ".dist-info/" not in n}
+    assert (
+        "saturate/graph/api.py" in contents["text"] and "saturate/nodes/reading/model/reader.json" in contents["text"]
+    )
+    assert contents["text"] == contents["links"]
+
+
+def test_short_module_names_are_refused(tmp_path):
+    """`graph`, `nodes`, `sources`, `state` are only ever `saturate.*`: a planted import fails ruff, and importing
+    one by its short name fails, from the checkout itself."""
+    api = (ROOT / "graph" / "api.py").read_text(encoding="utf-8")
+    planted = api.replace(
+        "from __future__ import annotations\n",
+        "from __future__ import annotations\n\nfrom state.settings import Settings  # noqa: F401\n",
+        1,
+    )
+    assert planted != api
+    for source, expect in ((api, 0), (planted, 1)):
+        proc = subprocess.run(
+            [_tool("ruff"), "check", "--no-cache", "--stdin-filename", "graph/api.py", "-"],
+            cwd=ROOT,
+            input=source,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == expect, proc.stdout[-2000:]
+    assert "TID251" in proc.stdout and "import saturate.state, not state" in proc.stdout
+    for short in ("graph", "nodes", "sources", "state"):
+        proc = subprocess.run([sys.executable, "-c", f"import {short}"], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 1 and f"ImportError: import saturate.{short}, not {short}" in proc.stderr, proc.stderr

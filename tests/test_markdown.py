@@ -6,10 +6,10 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from test_report import BRIDGE
 
+from saturate.cli import main
 from saturate.graph import research, research_multi, session_state
-from saturate.graph.cli import main
-from saturate.graph.views.markdown import cited, render_markdown, text
-from saturate.graph.views.report import load_session
+from saturate.views.markdown import cited, render_markdown, text
+from saturate.views.report import load_session
 
 from conftest import bridge_sources
 

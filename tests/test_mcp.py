@@ -26,7 +26,7 @@ TOOLS = {"research", "verify", "resume", "show", "runs"}
 
 
 def stdio_server(home) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "saturate.graph.cli", "mcp"], env=child_env(home))
+    return StdioServerParameters(command=sys.executable, args=["-m", "saturate.cli", "mcp"], env=child_env(home))
 
 
 async def exercise(client: Client) -> None:
@@ -136,7 +136,7 @@ def free_port() -> int:
 def http_server(home):
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "saturate.graph.cli", "mcp", "--http", "--port", str(port)],
+        [sys.executable, "-m", "saturate.cli", "mcp", "--http", "--port", str(port)],
         env=child_env(home),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

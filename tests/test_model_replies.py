@@ -12,8 +12,8 @@ import time
 import httpx
 import pytest
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph import research, session_state
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.models import ReplyTooLong, make_chat_model, reply_bounds
 from saturate.nodes._model import (
     MAX_JSON_ATTEMPTS,

@@ -15,8 +15,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from saturate.graph.cli.monitor import add_arguments, run
-from saturate.graph.monitor.core import (
+from saturate.cli.monitor import add_arguments, run
+from saturate.monitor.core import (
     EXPANSION_TASK,
     Monitor,
     MonitorError,
@@ -637,7 +637,7 @@ def test_a_schema_1_file_is_migrated_in_place(tmp_path):
 
 
 def test_the_bench_reports_the_documents_signals():
-    from saturate.graph.bench.research import cycle_metrics
+    from saturate.bench.research import cycle_metrics
 
     def runs(recalls, agreed=(1, 1)):
         return [

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from saturate.graph.monitor.core import (
+from saturate.monitor.core import (
     CONSISTENCY_THRESHOLDS,
     WEIGHTS,
     WINDOW_SIZE,

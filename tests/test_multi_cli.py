@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from saturate.graph.cli import main
+from saturate.cli import main
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.graph.api import research_multi, session_state
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.nodes.multi._loop_decision import LoopDecision, enforce_ceiling, parse_decision
 from saturate.state.source_kinds import DEFAULT_DESCRIPTIONS
 

@@ -12,7 +12,7 @@ import pytest
 
 from saturate.graph import research
 
-from conftest import ROOT, SHARED_DATA
+from conftest import EVAL_DATA, ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
 # the showcase: MuSiQue 2hop__590911_47465, "The state where Henry Worrall died has how many congressional
@@ -87,7 +87,7 @@ def test_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
 
     # the showcase answer, as the notebook prints it
     answer = next(line for line in text.splitlines() if line.startswith("answer: "))[len("answer: ") :]
-    if (SHARED_DATA / "musique" / "corpus.jsonl").exists():
+    if (EVAL_DATA / "musique" / "corpus.jsonl").exists():
         assert all(name in leading_sentence(answer) for name in EXPECTED), answer
         assert "the data set's answer: 4" in text
     else:

@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.cli import main
 from saturate.graph import research, resume, session_state, verify
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
-from saturate.graph.cli import main
 from saturate.graph.models import ModelUnavailable
 from saturate.nodes._chain_model import DECOMPOSE as DECOMPOSE_PROMPT
 from saturate.nodes.compress import COMPRESS

@@ -1,7 +1,7 @@
 """OpenAI-compatible servers (LM Studio, llama-server, vLLM) through the real ChatOpenAI and OpenAIEmbeddings
 clients, structured replies on both protocols, and prompts fitted to the model's context.
 
-The server is the scripted one of graph/bench/ollama_script.py on 127.0.0.1, speaking /v1/models,
+The server is the scripted one of saturate/bench/ollama_script.py on 127.0.0.1, speaking /v1/models,
 /v1/chat/completions and /v1/embeddings (and Ollama's /api/chat for the `format` tests).
 """
 
@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from test_ollama import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.cli import main
 from saturate.graph import research, session_state
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
-from saturate.graph.cli import main
 from saturate.graph.models import ModelUnavailable, make_chat_model, resolve_chat_model
 from saturate.nodes._answer import DECIDE
 from saturate.nodes._model import estimate_tokens, fit_prompt

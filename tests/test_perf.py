@@ -1,4 +1,4 @@
-"""The performance benchmark (graph/bench/perf/, one module per figure) runs end to end and reports every figure.
+"""The performance benchmark (saturate/bench/perf/, one module per figure) runs end to end and reports every figure.
 
 Structure only: no timing target is asserted here (timings belong in the report,
 not in pass/fail). Without ../shared/data the benchmark falls back to the
@@ -30,7 +30,7 @@ FIGURES = {
 
 @pytest.mark.slow
 def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
-    from saturate.graph.bench import perf
+    from saturate.bench import perf
 
     parser = argparse.ArgumentParser()
     perf.add_arguments(parser)

@@ -1,6 +1,6 @@
 """Sessions, cache and pages in a real PostgreSQL, and batches over worker processes (issue: beyond one machine).
 
-The tests start their own PostgreSQL (Debian's ``postgresql`` package, ``graph/bench/pg_server.py``): a cluster
+The tests start their own PostgreSQL (Debian's ``postgresql`` package, ``saturate/bench/pg_server.py``): a cluster
 in a temporary directory on a loopback port, run as the ``postgres`` user when the tests run as root. Where
 none can be started the tests are skipped with the reason.
 """
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from saturate.graph.bench import pg_server
+from saturate.bench import pg_server
 
 from conftest import child_env
 
 pytestmark = pytest.mark.slow
-SATURATE = [sys.executable, "-m", "saturate.graph.cli"]
+SATURATE = [sys.executable, "-m", "saturate.cli"]
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +138,7 @@ def test_a_password_with_url_characters_is_never_printed(tmp_path, password):
     home, port = tmp_path / "home", pg_server.free_port()
     for args in (("--database-url", f"postgresql://u:{password}@127.0.0.1:{port}/nosuchdb", "runs"),):
         done = subprocess.run(
-            [sys.executable, "-m", "saturate.graph.cli", *args],
+            [sys.executable, "-m", "saturate.cli", *args],
             env=child_env(home),
             capture_output=True,
             text=True,
@@ -154,7 +154,7 @@ def test_a_missing_postgres_extra_says_what_to_install(tmp_path, pg):
     env = child_env(tmp_path / "home", SATURATE_DATABASE_URL=pg.url())
     code = (
         "import sys; sys.modules['psycopg'] = None\n"  # as if saturate[postgres] were not installed
-        "from saturate.graph.cli import main; sys.exit(main(['runs']))"
+        "from saturate.cli import main; sys.exit(main(['runs']))"
     )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2

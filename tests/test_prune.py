@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from saturate.cli import main
 from saturate.graph import api
-from saturate.graph.cli import main
 from saturate.graph.prune import prune
 from saturate.graph.timetravel import list_checkpoints
 from saturate.sources.cache import SearchCache

@@ -11,10 +11,10 @@ from html.parser import HTMLParser
 
 import pytest
 
+from saturate.cli import main
 from saturate.graph import research, research_multi, session_state
 from saturate.graph.api import InputError
-from saturate.graph.cli import main
-from saturate.graph.views.report import (
+from saturate.views.report import (
     load_session,
     novelty_chart,
     png_label_y,
@@ -23,7 +23,7 @@ from saturate.graph.views.report import (
     write_chart,
     write_html,
 )
-from saturate.graph.views.report_parts import LABEL_ASCENT, LABEL_DESCENT, label_baseline
+from saturate.views.report_parts import LABEL_ASCENT, LABEL_DESCENT, label_baseline
 
 from conftest import bridge_sources
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from saturate.graph import research, research_multi, session_state
-from saturate.graph.views.report import _chart_svg, write_html
-from saturate.graph.views.report_parts import page as html_page
+from saturate.views.report import _chart_svg, write_html
+from saturate.views.report_parts import page as html_page
 
 from conftest import bridge_sources
 

@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from saturate.cli import main
 from saturate.graph import research, session_state
-from saturate.graph.cli import main
 from saturate.graph.embeddings import build_embeddings
 from saturate.nodes._search import passage_vectors
 from saturate.sources import CachedSource, LocalCorpus, SearchCache

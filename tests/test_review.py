@@ -21,7 +21,7 @@ from saturate.state.review import ReviewError
 from conftest import child_env
 
 TASK = "Where is the Bubye River?"
-SAT = [sys.executable, "-m", "saturate.graph.cli"]
+SAT = [sys.executable, "-m", "saturate.cli"]
 
 
 def queries(thread: str) -> list[tuple[str, str]]:

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
+from saturate.cli import main
 from saturate.graph import research, session_state
 from saturate.graph.build import build_graph
-from saturate.graph.cli import main
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, open_checkpointer
 from saturate.graph.session import config as _config
 from saturate.graph.timetravel import fork, list_checkpoints
-from saturate.graph.views.report import load_session, render_html
 from saturate.state.settings import SettingsError
+from saturate.views.report import load_session, render_html
 
 from conftest import strip_timings
 from test_cli import run_cli

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
+from saturate.bench.verify import GRID, STANCE_GRID
+from saturate.cli import main
 from saturate.graph import session_state, verify
-from saturate.graph.bench.verify import GRID, STANCE_GRID
-from saturate.graph.cli import main
 from saturate.nodes.reading.tiers import load_tier_table
 from saturate.nodes.reading.verdict import PROFILES
 from saturate.sources.replay import ReplaySource
 from saturate.state.errors import BadInput
 
-from conftest import shared_file
+from conftest import eval_file
 
 
 def test_a_bad_source_tiers_file_is_bad_input_named_up_front(home, tmp_path, capsys):
@@ -55,7 +55,7 @@ def test_a_good_source_tiers_file_changes_the_weight(home, tmp_path):
 
 @pytest.mark.slow
 def test_bench_verify_cross_validation(home, capsys):
-    shared_file("factcheck", "claims.jsonl")
+    eval_file("factcheck", "claims.jsonl")
     assert main(["bench", "verify", "--limit", "40", "--cv", "3", "--json"]) == 0
     cv = json.loads(capsys.readouterr().out)["cv"]
     assert cv["k"] == 3 and len(cv["rule"]["folds"]) == len(cv["stance"]["folds"]) == 3

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 
+from saturate.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.cli import main
 from saturate.graph import session_state, verify
-from saturate.graph.bench.ollama_script import OllamaScript, OllamaServer
-from saturate.graph.cli import main
 from saturate.nodes.reading.verdict import check_proof
 from saturate.sources.replay import ReplaySource
 from saturate.state.records import EvidenceHit
 
-from conftest import shared_file
+from conftest import eval_file
 
 CLAIM = "The Sydney Harbour Bridge opened in 1932."
 GOOD = [
@@ -100,7 +100,7 @@ def test_model_stance_and_a_rejected_model_proof(home):
 
 
 def test_bench_verify_json(home, capsys, tmp_path):
-    shared_file("factcheck", "claims.jsonl")
+    eval_file("factcheck", "claims.jsonl")
     assert main(["bench", "verify", "--limit", "25", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out["rules"]) == {

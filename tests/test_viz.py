@@ -15,12 +15,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
+from saturate.cli import main
 from saturate.graph import research
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.cli import main
-from saturate.graph.views import diagram, report
-from saturate.graph.views.progress import Progress
+from saturate.views import diagram, report
+from saturate.views.progress import Progress
 
 from test_cli import run_cli
 

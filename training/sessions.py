@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from saturate.graph.bench.research import open_corpus
+from saturate.bench.research import open_corpus
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import home_dir

@@ -1,0 +1,241 @@
+"""``saturate bench reader``: the trained reader's "not found" threshold, chosen on half A, and what it reads.
+
+    saturate bench reader                          # musique, hotpotqa (their corpora) and webq (the embedded corpus)
+    saturate bench reader --limit 50 --json
+    saturate bench reader --everyday               # also the 20 everyday questions (saturate/bench/everyday.jsonl)
+
+Every question runs as a real default session (no checkpointer, no cache) with no threshold (``reader_min_p`` 0):
+the answer it gives, who gave it (the reader answers single questions; the extractive rules multi-hop ones and
+comparisons: ``reading.answer.reader_answers``) and the reader's best sentence's probability ``p``. Offline, for
+each threshold ``t`` on a grid, a question the reader answered whose ``p`` is below ``t`` says "not found". Per
+question:
+
+- ``hit``: a gold answer in the answer text (multi-hop sets: SQuAD-normalised whole words, as ``saturate bench``;
+  natural questions: case-insensitive, as ``saturate bench natural``); ``EM`` / ``F1`` of its ``short_answer``;
+- ``in_sources``: a gold answer in the accepted results' text;
+- ``right``: answered with a hit, or "not found" while no accepted result holds a gold answer (the honest answer).
+
+The threshold is the one with the most ``right`` on half A of all sets together (each set weighing the same); every
+figure is printed for half A and half B. The targets (issue 32): "not found" in >= 50 % of the questions whose
+sources hold no gold answer and in <= 10 % of those whose answer (with no threshold) holds one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from saturate.bench.natural import hit as natural_hit
+from saturate.bench.research import answer_in, exact_match, half_of, load_jsonl, open_corpus, token_f1
+from saturate.graph.api import InputError
+from saturate.graph.build import build_graph
+from saturate.graph.embeddings import resolve_embeddings
+from saturate.graph.paths import eval_data, home_dir
+from saturate.nodes.reading.extractive import NOT_ANSWERED
+from saturate.nodes.reading.slots import result_texts
+from saturate.state.context import Context
+from saturate.state.graph_state import initial_state
+from saturate.state.settings import load_settings
+
+SETS = ("musique", "hotpotqa", "webq")
+GRID = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
+NOT_FOUND_NO_GOLD_MIN = 0.50
+NOT_FOUND_IN_TOP_MAX = 0.10
+EVERYDAY = Path(__file__).with_name("everyday.jsonl")
+
+
+@dataclass
+class Reading:
+    task_id: str
+    half: str
+    by_reader: bool  # the reader answered (single questions); else the extractive rules did (multi-hop, comparisons)
+    p: float  # the reader's best sentence's probability (1.0 for the rules: no threshold applies)
+    hit: bool  # a gold answer in the answer given with no threshold
+    said_not_found: bool  # the answer given with no threshold says "not found" (the rules' own "not found")
+    in_sources: bool
+    em: float
+    f1: float
+    seconds: float
+
+
+def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings, multi_hop: bool) -> Reading:
+    settings = load_settings({"seed": seed, **overrides, "reader_min_p": 0.0}, env={})
+    t0 = time.perf_counter()
+    out = graph.invoke(initial_state(task["question"], settings), context=Context(source=source, embeddings=embeddings))
+    seconds = time.perf_counter() - t0
+    results = list((out.get("results") or {}).values())
+    texts = result_texts(source, results)
+    result = out.get("result") or {}
+    debug = result.get("debug") or {}
+    answer = result.get("answer", "")
+    golds = [g for g in task.get("answers") or [] if g]
+    short = result.get("short_answer", "")
+    found = answer_in if multi_hop else natural_hit
+    retrieved = " ".join(f"{r.get('title', '')} {texts.get(r['url']) or r.get('snippet', '')}" for r in results)
+    by_reader = debug.get("answer") == "reader"
+    return Reading(
+        task_id=str(task.get("id", seed)),
+        half=half_of(str(task.get("id", seed))),
+        by_reader=by_reader,
+        p=round(float(debug.get("reader_p") or 0.0), 6) if by_reader else 1.0,
+        hit=found(answer, golds),
+        said_not_found=answer.startswith(NOT_ANSWERED),
+        in_sources=found(retrieved, golds),
+        em=exact_match(short, golds),
+        f1=round(token_f1(short, golds), 4),
+        seconds=seconds,
+    )
+
+
+def at(runs: list[Reading], t: float) -> dict:
+    """The figures of ``runs`` when the reader's questions whose best p is below ``t`` say "not found"."""
+    n = len(runs) or 1
+
+    def nf(r: Reading) -> bool:
+        return r.said_not_found or (r.by_reader and r.p < t)
+
+    no_gold = [r for r in runs if not r.in_sources]
+    held = [r for r in runs if r.hit]  # the answer given with no threshold holds a gold answer
+    return {
+        "answer": round(sum(r.hit and not nf(r) for r in runs) / n, 4),
+        "right": round(sum((not r.in_sources) if nf(r) else r.hit for r in runs) / n, 4),
+        "not_found": round(sum(nf(r) for r in runs) / n, 4),
+        "not_found_no_gold": round(sum(nf(r) for r in no_gold) / len(no_gold), 4) if no_gold else None,
+        "not_found_answered": round(sum(nf(r) for r in held) / len(held), 4) if held else None,
+        "em": round(sum(r.em for r in runs if not nf(r)) / n, 4),
+        "f1": round(sum(r.f1 for r in runs if not nf(r)) / n, 4),
+        "in_sources": round(sum(r.in_sources for r in runs) / n, 4),
+        "by_reader": round(sum(r.by_reader for r in runs) / n, 4),
+        "tasks": len(runs),
+    }
+
+
+def choose(per_set: dict[str, list[Reading]], half: str = "A") -> float:
+    """The threshold with the most ``right`` on ``half``, each set weighing the same; the lowest among ties."""
+
+    def score(t: float) -> float:
+        return sum(at([r for r in runs if r.half == half], t)["right"] for runs in per_set.values())
+
+    return max(GRID, key=lambda t: (round(score(t), 6), -t))
+
+
+def tasks_of(name: str, data: Path, limit: int | None) -> list[dict]:
+    path = data / name / "tasks.jsonl"
+    if not path.exists():
+        raise InputError(f"file not found: {path}")
+    tasks = load_jsonl(path)
+    return tasks[:limit] if limit else tasks
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
+    p.add_argument("--set", choices=SETS, action="append", help="only these sets (repeatable)")
+    p.add_argument("--limit", type=int, help="only the first N questions of each set")
+    p.add_argument(
+        "--everyday", action="store_true", help="also the 20 everyday questions (saturate/bench/everyday.jsonl)"
+    )
+    p.add_argument("--seed", type=int, default=1, help="base seed (question i uses seed+i)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(overrides={})
+
+
+def everyday(graph, source, overrides: dict, embeddings) -> list[dict]:
+    """The everyday questions, each right when answered with a gold answer or, with none listed, "not found"."""
+    out = []
+    for i, task in enumerate(load_jsonl(EVERYDAY)):
+        settings = load_settings({"seed": i, **overrides}, env={})
+        state = graph.invoke(
+            initial_state(task["question"], settings), context=Context(source=source, embeddings=embeddings)
+        )
+        result = state.get("result") or {}
+        answer = result.get("answer", "")
+        golds = task.get("answers") or []
+        answered = bool((result.get("debug") or {}).get("answered", True))
+        right = natural_hit(answer, golds) if golds else not answered
+        out.append({"question": task["question"], "right": right, "answered": answered, "answer": answer})
+    return out
+
+
+def run(args) -> int:
+    data = eval_data(args.data)
+    if args.limit is not None and args.limit < 1:
+        raise InputError("--limit must be at least 1")
+    names = args.set or list(SETS)
+    overrides = dict(getattr(args, "overrides", None) or {})
+    settings = load_settings(overrides)
+    embeddings = resolve_embeddings(settings, home=home_dir())
+    index = home_dir() / "index"
+    graph = build_graph()
+    say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
+    t0 = time.perf_counter()
+    per_set: dict[str, list[Reading]] = {}
+    for name in names:
+        tasks = tasks_of(name, data, args.limit)
+        corpus = None if name == "webq" else data / name / "corpus.jsonl"
+        source = open_corpus(corpus, index, settings)
+        per_set[name] = [
+            read_task(graph, source, t, overrides, args.seed + i, embeddings, name != "webq")
+            for i, t in enumerate(tasks)
+        ]
+        say(f"{name}: {len(tasks)} questions read")
+    chosen = choose(per_set)
+    out: dict = {"chosen_min_p": chosen, "default_min_p": settings.reader_min_p, "sets": {}}
+    for name, runs in per_set.items():
+        halves = {h: [r for r in runs if r.half == h] for h in ("A", "B")}
+        out["sets"][name] = {
+            "chosen": {"all": at(runs, chosen), **{h: at(rs, chosen) for h, rs in halves.items()}},
+            "default": {"all": at(runs, settings.reader_min_p)},
+            "grid": {str(t): {h: at(rs, t)["right"] for h, rs in halves.items()} for t in GRID},
+            "seconds": round(sum(r.seconds for r in runs) / (len(runs) or 1), 4),
+        }
+    if args.everyday:
+        source = open_corpus(None, index, settings)
+        # at the threshold chosen here (the default is that choice, unless --reader-min-p says otherwise)
+        rows = everyday(graph, source, {"reader_min_p": chosen, **overrides}, embeddings)
+        out["everyday"] = {"right": sum(r["right"] for r in rows), "questions": len(rows), "rows": rows}
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    if args.json:
+        out["runs"] = {n: [asdict(r) for r in rs] for n, rs in per_set.items()}
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"== reader: min_p chosen on half A = {chosen} (the default is {settings.reader_min_p}); cells: all (A / B)")
+    cols = ("answer", "right", "not_found", "not_found_no_gold", "not_found_answered", "em", "f1", "by_reader")
+    print(f"{'set':<10}" + "".join(f"{c:>22}" for c in cols))
+    for name, s in out["sets"].items():
+        cells = []
+        for c in cols:
+            vals = [s["chosen"][k][c] for k in ("all", "A", "B")]
+            cells.append("–" if vals[0] is None else f"{vals[0]:.3f} ({vals[1] or 0:.2f}/{vals[2] or 0:.2f})")
+        print(f"{name:<10}" + "".join(f"{c:>22}" for c in cells))
+    print(
+        "right (A / B) by threshold: "
+        + "  ".join(
+            f"{t}: "
+            + "/".join(
+                f"{sum(out['sets'][n]['grid'][str(t)][h] for n in per_set) / len(per_set):.3f}" for h in ("A", "B")
+            )
+            for t in GRID
+        )
+    )
+    for name, s in out["sets"].items():
+        c = s["chosen"]["all"]
+        nf, nt = c["not_found_no_gold"], c["not_found_answered"]
+        print(
+            f"target ({name}): not found when no source holds a gold answer {nf if nf is not None else '–'} "
+            f"(>= {NOT_FOUND_NO_GOLD_MIN}) {'met' if nf is not None and nf >= NOT_FOUND_NO_GOLD_MIN else 'NOT MET'}; "
+            f"when the answer holds one {nt if nt is not None else '–'} (<= {NOT_FOUND_IN_TOP_MAX}) "
+            f"{'met' if nt is not None and nt <= NOT_FOUND_IN_TOP_MAX else 'NOT MET'}"
+        )
+    if args.everyday:
+        e = out["everyday"]
+        print(f"everyday questions: {e['right']}/{e['questions']} answered right or honestly not found")
+        for r in e["rows"]:
+            print(f"  {'ok ' if r['right'] else 'NO '} {r['question']}  ->  {r['answer'][:110]}")
+    given = sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:]
+    print(f"command: saturate bench {' '.join(given)}".rstrip())
+    print(f"wall time {out['seconds']} s")
+    return 0

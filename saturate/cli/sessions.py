@@ -1,0 +1,222 @@
+"""The commands that look at stored sessions: ``show`` (text, ``--json``, ``--html``, ``--md``, ``--chart``,
+``--checkpoints``), ``runs`` and ``checkpoints`` (they read the checkpoints; nothing is run), and ``prune``
+(removes old sessions, finished sessions' history and expired cache entries; see graph/prune.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+
+from saturate.cli.multi import show as show_multi
+from saturate.cli.output import print_json, round_block, say
+from saturate.state.settings import Settings
+from saturate.state.text import printable
+from saturate.views.progress import slot_line
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    extra = show_extras(args)  # --html / --chart / --checkpoints
+    if extra is not None:
+        return extra
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.api import session_state
+
+    state = session_state(args.thread, home=args.home)
+    if args.json:
+        print_json(state)
+        return 0
+    if state.get("kind") == "multi":  # loops, audit events, leads, trips, tagged result
+        return show_multi(state, args.thread)
+    settings = Settings.model_validate(state["settings"])
+    task = state["task"]
+    say(f"task: {task}")
+    say(
+        f"thread {args.thread} · source {settings.source} · mode {settings.mode} · seed {state['rng']['seed']} · "
+        f"threshold {settings.novelty_threshold:g} · min/max rounds {settings.min_rounds}/{settings.max_rounds} · "
+        f"epsilon {settings.novelty_epsilon:g}"
+    )
+    for rec in state.get("records") or []:
+        say("\n".join(round_block(rec, task)))
+    for p in state.get("pages") or []:
+        say(f"enrich {p['status']}: {p['url']} (overlap {p['overlap']}) {p.get('reason', '')}".rstrip())
+    if state.get("result"):
+        say(f"\nanswer: {state['result']['answer']}")
+        if state["result"].get("short_answer"):
+            say(f"short answer: {state['result']['short_answer']}")
+        for slot in (state["result"].get("debug") or {}).get("slots") or []:
+            say(f"  slot {slot_line(slot)}")
+        for s in state["result"]["sources"]:
+            say(f"  [{s['n']}] {s['title']} — {s['url']}")
+    elif state.get("_next"):
+        say(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {args.thread}")
+    return 0
+
+
+def show_extras(args: argparse.Namespace) -> int | None:
+    """``show --html/--chart/--checkpoints``; None when none of them was asked for."""
+    if not (args.html or args.chart or args.checkpoints or args.md):
+        return None
+    if args.checkpoints:
+        print_checkpoints(args.thread, args.home, args.json)
+    if args.html or args.chart or args.md:
+        # heavy: LangGraph (the checkpointer) and, for --chart, matplotlib; imported when asked for
+        from saturate.views import report
+
+        view = report.load_session(args.thread, args.home)
+        if args.html:
+            path = report.write_html_view(view, args.html)
+            say(f"wrote {path} ({report.summary(view)})")
+        if args.md:
+            from saturate.views.markdown import write_markdown_view
+
+            path = write_markdown_view(view, args.md)
+            say(f"wrote {path} ({report.summary(view)})")
+        if args.chart:
+            # a multi-source session has no novelty rounds: what else was asked for is written first, then the
+            # chart is refused (one line, exit 2)
+            report.check_chart(view)
+            path = report.chart_view(view, args.chart)
+            say(f"wrote {path}")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.api import list_sessions
+
+    rows = list_sessions(home=args.home)
+    if args.json:
+        print_json(rows)
+        return 0
+    # heavy: rich, imported when a table is printed
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=False)
+    t = Table(title="sessions")
+    # one line a session at any width: ids and times stay whole (to be copied, and read at a glance); the status
+    # and then the task take what is left, cut with an ellipsis (`--json` and `show` have them whole)
+    thread_w = max([len("thread")] + [len(printable(r["thread"])) for r in rows])
+    status_w = min(32, max([len("interrupted")] + [len(printable(r["status"])) for r in rows]))
+    stamp_w = len("2026-11-22 16:02:07")
+    task_w = max(8, console.width - (thread_w + len("rounds") + status_w + stamp_w) - 16)  # 16: borders, padding
+    t.add_column("thread", no_wrap=True, min_width=thread_w)
+    t.add_column("task", no_wrap=True, overflow="ellipsis", max_width=task_w)
+    t.add_column("rounds", no_wrap=True)
+    t.add_column("status", no_wrap=True, overflow="ellipsis", max_width=status_w)
+    t.add_column("updated", no_wrap=True, min_width=stamp_w)  # local time to the second
+    for r in rows:
+        t.add_row(
+            printable(r["thread"]),
+            printable(r["task"][:80]),
+            str(r["rounds"]),
+            printable(r["status"]),
+            local_time(r["updated"]),
+        )
+    console.print(t)
+    return 0
+
+
+def local_time(stamp: str | None) -> str:
+    """A checkpoint's time (ISO 8601, UTC, microseconds) as local time to the second: ``2026-11-22 16:02:07``
+    (``--json`` keeps the stored value)."""
+    if not stamp:
+        return ""
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:  # not ISO 8601: shown as stored
+        return printable(stamp)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    return print_checkpoints(args.thread, args.home, args.json)
+
+
+def print_checkpoints(thread: str, home, as_json: bool) -> int:
+    """Every checkpoint of a session, oldest first, with the rounds a fork can start from."""
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.timetravel import list_checkpoints
+
+    rows = list_checkpoints(thread, home=home)
+    if as_json:
+        print_json(rows)
+        return 0
+    # heavy: rich, imported when a table is printed
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"checkpoints of {printable(thread)} (oldest first)")
+    for col in ("step", "checkpoint id", "written by", "next", "round", "knowledge", "sources", "time", "fork"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        fork = f"--round {r['fork_round']}" if r["fork_round"] is not None else ""
+        t.add_row(
+            str(r["step"]),
+            r["checkpoint_id"],
+            r["node"],
+            ",".join(r["next"]) or "END",
+            str(r["round"]),
+            str(r["knowledge_chars"]),
+            str(r["accepted"]),
+            (r["created_at"] or "")[11:23],
+            fork,
+        )
+    Console(highlight=False, width=max(140, Console().width)).print(t)
+    points = sorted({r["fork_round"] for r in rows if r["fork_round"] is not None})
+    if points:
+        say(f"fork points: saturate fork {printable(thread)} --round N [--<setting> VALUE ...] with N in {points}")
+    else:  # a multi-source session (no rounds), or one stopped before its first round
+        say(f"fork points: none — {printable(thread)} has no completed round to fork from")
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    # heavy: LangGraph (the checkpointer), imported when the command runs
+    from saturate.graph.prune import prune
+
+    report = prune(home=args.home, older_than_days=args.older_than, compact=args.compact, dry_run=args.dry_run)
+    if args.json:
+        print_json(report.as_dict())
+        return 0
+    verb = "would remove" if report.dry_run else "removed"
+    for s in report.deleted:
+        say(f"{verb} session {s['thread']} ({s['status']}, updated {s['updated'] or '?'}): {s['task'][:70]}")
+    if report.compacted:
+        say(f"{verb} the history of {len(report.compacted)} finished session(s): {', '.join(report.compacted[:10])}")
+    say(
+        f"{verb}: {len(report.deleted)} session(s), {report.checkpoints_removed} checkpoint(s), "
+        f"{report.cache_entries} expired cache entr{'y' if report.cache_entries == 1 else 'ies'}, "
+        f"{report.pages} page(s), {len(report.damaged_files)} damaged file(s)"
+    )
+    for note in report.notes:
+        say(f"note: {note}")
+    if not report.dry_run:
+        sizes = ", ".join(
+            f"{name} {_mb(report.bytes_before.get(name, 0))} → {_mb(report.bytes_after.get(name, 0))}"
+            for name in report.bytes_before
+        )
+        say(f"sizes: {sizes or 'no databases yet'}")
+    if args.older_than is None and not args.compact:
+        say("(sessions are kept: --older-than DAYS deletes old ones, --compact drops finished sessions' history)")
+    return 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB"
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """``saturate mcp``: the MCP server (saturate/mcp.py), over stdio or, with ``--http``, streamable HTTP."""
+    # heavy: the MCP SDK, LangGraph and LangChain, imported when the server starts
+    from saturate.mcp import build_server
+
+    server = build_server(home=args.home)
+    if not args.http:
+        server.run("stdio")
+        return 0
+    say(f"saturate MCP server at http://{args.host}:{args.port}/mcp (streamable HTTP)", file=sys.stderr)
+    server.run("streamable-http", host=args.host, port=args.port)
+    return 0
