@@ -12,8 +12,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# what the rest of the house (the CLI, the MCP server, notebooks) may call; the CLI calls nothing else of graph/
+# (an import-linter contract, pyproject.toml)
 _EXPORTS = {
     "build_graph": "saturate.graph.build",
+    "check_thread": "saturate.graph.session",
+    "fork": "saturate.graph.timetravel",
+    "home_dir": "saturate.graph.paths",
+    "list_checkpoints": "saturate.graph.timetravel",
+    "new_thread_id": "saturate.graph.session",
+    "result_of": "saturate.graph.api",
+    "run_batch": "saturate.graph.batch",
     "build_multi_graph": "saturate.graph.build_multi",
     "ArgumentError": "saturate.graph.api",
     "InputError": "saturate.graph.session",

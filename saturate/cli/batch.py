@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from saturate.graph.batch import run_batch  # heavy: LangGraph, imported when the command runs
+    from saturate.graph import run_batch  # heavy: LangGraph, imported when the command runs
 
     out = args.out or args.tasks.with_name(args.tasks.name.removesuffix(".jsonl") + ".results.jsonl")
     show = _Bar() if not (args.quiet or args.json) else None

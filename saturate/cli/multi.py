@@ -103,10 +103,10 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
 def run_research(args, settings) -> int:
     """``saturate research --multi`` / ``--sources``: the settings are already validated."""
     # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate.graph.api import research_multi
-    from saturate.graph.session import check_task, check_thread, new_thread_id
+    from saturate import research_multi
+    from saturate.graph import check_thread, new_thread_id
 
-    task = check_task(args.task, settings)  # bad input fails before anything is printed
+    task = " ".join(args.task.split())  # as the session will hold it (research_multi checks it: one check)
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = None
     if getattr(args, "events", False):

@@ -60,7 +60,7 @@ def damaged_file_problem(exc: BaseException, home) -> str | None:
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "full" in text or "disk I/O" in text):
         return None  # not damage: another process holds it, or the disk (disk_problem says so)
     try:
-        from saturate.graph.paths import home_dir
+        from saturate.graph import home_dir
 
         folder = Path(home_dir(home, create=False))
     except Exception:  # the data directory itself is the problem: the generic message below

@@ -23,10 +23,10 @@ def cmd_research(args: argparse.Namespace) -> int:
     if wants_multi(args):  # --multi or --sources: the multi-source graph (graph/build_multi.py)
         return run_multi_research(args, settings)
     # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate.graph.api import research
-    from saturate.graph.session import check_task, check_thread, new_thread_id
+    from saturate import research
+    from saturate.graph import check_thread, new_thread_id
 
-    task = check_task(args.task, settings)  # bad input fails before anything is printed
+    task = args.task  # checked once, by research(): bad input fails before any progress line is shown
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
     if live is not None:  # shown with the first event: bad input found while opening sources stays one line
@@ -46,7 +46,7 @@ def cmd_research(args: argparse.Namespace) -> int:
 def settle(result, thread: str, args: argparse.Namespace, task: str):
     """(result, None), or (result, exit code) when the session is left waiting for a review: on a terminal each
     review point is asked (saturate/cli/review.py) and the session resumed with the decision, until it ends."""
-    from saturate.graph.api import resume  # heavy: as above
+    from saturate import resume  # heavy: as above
 
     while result.outcome == "review":
         decision = ask(result.review or {}) if interactive(args) else None
@@ -64,10 +64,10 @@ def settle(result, thread: str, args: argparse.Namespace, task: str):
 def cmd_verify(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate.graph.api import verify
-    from saturate.graph.session import check_task, check_thread, new_thread_id
+    from saturate import verify
+    from saturate.graph import check_thread, new_thread_id
 
-    check_task(args.claim, settings)  # bad input fails before anything is printed
+    # the claim is checked once, by verify(): bad input fails before any progress line is shown
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, args.claim)
     try:
@@ -92,13 +92,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate.graph.api import resume, session_state
+    from saturate import resume, session_state
 
     state = session_state(args.thread, home=args.home)
     waiting = state.get("_review")
     decision = decision_from_args(args, waiting.get("point") if waiting else None)
     if waiting and decision is None:  # the question again: asked on a terminal, else printed (exit 4)
-        from saturate.graph.api import result_of
+        from saturate.graph import result_of
 
         result, code = settle(result_of(state, args.thread), args.thread, args, state.get("task", ""))
     else:
@@ -125,8 +125,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_fork(args: argparse.Namespace) -> int:
     """``saturate fork THREAD --round N``: a new session from round N with the --<setting> flags given."""
     # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate.graph.api import session_state
-    from saturate.graph.timetravel import fork
+    from saturate import session_state
+    from saturate.graph import fork
 
     progress = make_progress(args)
     if progress is not None:

@@ -21,7 +21,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if extra is not None:
         return extra
     # heavy: LangGraph (the checkpointer), imported when the command runs
-    from saturate.graph.api import session_state
+    from saturate import session_state
 
     state = session_state(args.thread, home=args.home)
     if args.json:
@@ -84,7 +84,7 @@ def show_extras(args: argparse.Namespace) -> int | None:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     # heavy: LangGraph (the checkpointer), imported when the command runs
-    from saturate.graph.api import list_sessions
+    from saturate.graph import list_sessions
 
     rows = list_sessions(home=args.home)
     if args.json:
@@ -138,7 +138,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 def print_checkpoints(thread: str, home, as_json: bool) -> int:
     """Every checkpoint of a session, oldest first, with the rounds a fork can start from."""
     # heavy: LangGraph (the checkpointer), imported when the command runs
-    from saturate.graph.timetravel import list_checkpoints
+    from saturate.graph import list_checkpoints
 
     rows = list_checkpoints(thread, home=home)
     if as_json:

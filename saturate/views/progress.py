@@ -418,7 +418,9 @@ class Progress:
 
 
 def make_progress(args, task: str = "") -> Progress | None:
-    """The CLI's progress handler: ``--events`` → JSON lines, ``--json``/``--quiet`` → none, else rich."""
+    """The CLI's progress handler: ``--events`` → JSON lines, ``--json``/``--quiet`` → none, else rich. ``task`` as
+    the user gave it (its whitespace collapsed here, as the session holds it: gap queries are shown against it)."""
+    task = " ".join((task or "").split())
     if getattr(args, "events", False):
         return Progress(task=task, style="jsonl")
     if getattr(args, "json", False) or getattr(args, "quiet", False):
