@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +124,9 @@ class InterruptingSource:
         return self.inner.documents(ids)
 
 
+BRIDGE = "When did the Sydney Harbour Bridge open and who was its engineer?"
+
+
 def bridge_sources() -> dict:
     """Two independent corpora that agree on the opening and the engineer and disagree on the year (1930)."""
     gov = LocalCorpus.from_records(
@@ -160,3 +167,58 @@ def bridge_sources() -> dict:
         "press",
     )
     return {"gov": gov, "press": press}
+
+
+def run_cli(*args, home, env=None, timeout=120):
+    """The `saturate` command of this environment, run from the checkout with ``child_env(home)``."""
+    exe = shutil.which("saturate", path=os.path.dirname(sys.executable)) or shutil.which("saturate")
+    cmd = [exe] if exe else [sys.executable, "-m", "saturate.cli"]
+    return subprocess.run(
+        [*cmd, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(home, **(env or {})),
+    )
+
+
+LOCAL = ("127.0.0.1",)
+
+
+@pytest.fixture
+def no_foreign_connections(monkeypatch):
+    """Every outgoing TCP connection must go to 127.0.0.1 (the attempts, in order). The web tests use it on every
+    test: ``pytestmark = pytest.mark.usefixtures("no_foreign_connections")``."""
+    real = socket.create_connection
+    attempts: list[tuple] = []
+
+    def guarded(address, *args, **kwargs):
+        attempts.append(address)
+        if address[0] not in LOCAL:
+            raise AssertionError(f"a test tried to connect to {address!r}")
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", guarded)
+    return attempts
+
+
+# The Bubye question and a model's scripted replies to it (tests/test_ollama.py, tests/test_openai.py): the plan, the
+# decomposition into two slots, and the slot values after round 1 and later.
+BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
+PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
+DECOMPOSE = json.dumps(
+    {
+        "chains": [
+            {
+                "question": BUBYE,
+                "slots": [
+                    {"subject": "Bubye River", "relation": "country where it is found", "kind": "place"},
+                    {"subject": "#1", "relation": "waterfall in", "kind": "name"},
+                ],
+            }
+        ]
+    }
+)
+FILL = '{"1.1": "Zimbabwe", "1.2": "Victoria Falls"}'  # Victoria Falls is in no passage of round 1: dropped there
+FILL_ROUND_ONE = '{"1.1": "Zimbabwe", "1.2": null}'

@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 
 import pytest
 
 from saturate.cli import main
 
-from conftest import ROOT, child_env
+from conftest import ROOT, run_cli
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
-
-
-def run_cli(*args, home, env=None, timeout=120):
-    exe = shutil.which("saturate", path=os.path.dirname(sys.executable)) or shutil.which("saturate")
-    cmd = [exe] if exe else [sys.executable, "-m", "saturate.cli"]
-    return subprocess.run(
-        [*cmd, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=child_env(home, **(env or {})),
-    )
 
 
 @pytest.mark.slow

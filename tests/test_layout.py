@@ -257,3 +257,17 @@ def test_short_module_names_are_refused(tmp_path):
     for short in ("graph", "nodes", "sources", "state"):
         proc = subprocess.run([sys.executable, "-c", f"import {short}"], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 1 and f"ImportError: import saturate.{short}, not {short}" in proc.stderr, proc.stderr
+
+
+def test_no_test_module_imports_another():
+    """Shared helpers live in conftest.py or a helper module (tests/local_site.py, saver_conformance.py, ...):
+    importing a test module from another runs its module code twice and drags its autouse fixtures along."""
+    import ast
+
+    offenders = []
+    for path in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[-1].startswith("test_")]
+    assert not offenders, offenders

@@ -4,14 +4,13 @@ GitHub) to check its links and tables; untrusted text cannot add a link, an imag
 from __future__ import annotations
 
 from markdown_it import MarkdownIt
-from test_report import BRIDGE
 
 from saturate.cli import main
 from saturate.graph import research, research_multi, session_state
 from saturate.views.markdown import cited, render_markdown, text
 from saturate.views.report import load_session
 
-from conftest import bridge_sources
+from conftest import BRIDGE, bridge_sources
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 

@@ -15,23 +15,8 @@ from saturate.nodes._chain_model import DECOMPOSE as DECOMPOSE_PROMPT
 from saturate.nodes.compress import COMPRESS
 from saturate.nodes.plan_query import GAP_QUERY
 
-BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
-PLAN = '{"queries": ["Bubye River country", "waterfalls of Zimbabwe"]}'
-DECOMPOSE = json.dumps(
-    {
-        "chains": [
-            {
-                "question": BUBYE,
-                "slots": [
-                    {"subject": "Bubye River", "relation": "country where it is found", "kind": "place"},
-                    {"subject": "#1", "relation": "waterfall in", "kind": "name"},
-                ],
-            }
-        ]
-    }
-)
-FILL = '{"1.1": "Zimbabwe", "1.2": "Victoria Falls"}'  # Victoria Falls is in no passage of round 1: dropped there
-FILL_ROUND_ONE = '{"1.1": "Zimbabwe", "1.2": null}'
+from conftest import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN
+
 ANSWERED = "every part of the question has an answer in the sources"
 
 

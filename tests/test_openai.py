@@ -13,7 +13,6 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from test_ollama import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN
 
 from saturate.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.cli import main
@@ -23,6 +22,8 @@ from saturate.nodes._answer import DECIDE
 from saturate.nodes._model import estimate_tokens, fit_prompt
 from saturate.nodes._plan import PLAN as PLAN_PROMPT
 from saturate.state.settings import load_settings
+
+from conftest import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN
 
 KEY = "sk-local-test-0123456789abcdef"
 

@@ -282,7 +282,7 @@ def test_a_batch_on_sqlite_resumes_and_reports_bad_lines(home, tmp_path, musique
 def test_postgres_saver_conforms(db):
     """LangGraph's checkpointer conformance suite against saturate's PostgreSQL saver settings (the pool,
     synchronous_commit=off): tests/test_checkpoint_conformance.py."""
-    from test_checkpoint_conformance import conforms
+    from saver_conformance import conforms
 
     conforms("saturate-postgres", database_url=db)
 

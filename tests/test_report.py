@@ -25,7 +25,7 @@ from saturate.views.report import (
 )
 from saturate.views.report_parts import LABEL_ASCENT, LABEL_DESCENT, label_baseline
 
-from conftest import bridge_sources
+from conftest import BRIDGE, bridge_sources
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 
@@ -212,9 +212,6 @@ def test_value_labels_are_lifted_over_reference_lines():
     assert all(y + LABEL_DESCENT < ly or y - LABEL_ASCENT > ly for ly in (100.0, 93.0))
     # the PNG: a label that would cross the threshold starts above it; others sit just above their bar
     assert png_label_y(0.6, 1.0) > 1.0 and png_label_y(5.0, 1.0) == 5.2 and png_label_y(0.6, None) == 0.8
-
-
-BRIDGE = "When did the Sydney Harbour Bridge open and who was its engineer?"
 
 
 def test_multi_source_report(home, tmp_path, caplog):

@@ -27,8 +27,8 @@ from saturate.state.context import SearchError
 from saturate.state.records import SearchResult
 from saturate.state.settings import load_settings
 
-from test_cli import run_cli
-from test_fetch import _QuietServer
+from conftest import run_cli
+from local_site import QuietServer
 
 RESULTS = [
     {
@@ -64,7 +64,7 @@ class Searx:
                 outer.asked.append({k: v[0] for k, v in parse_qs(parts.query).items()})
                 outer.answer(self, parts.path)
 
-        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.server = QuietServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 

@@ -16,8 +16,7 @@ from saturate.graph.timetravel import fork, list_checkpoints
 from saturate.state.settings import SettingsError
 from saturate.views.report import load_session, render_html
 
-from conftest import strip_timings
-from test_cli import run_cli
+from conftest import run_cli, strip_timings
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 # no ε and no reader's stop: the novelty threshold alone decides

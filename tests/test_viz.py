@@ -22,7 +22,7 @@ from saturate.graph.build_multi import build_multi_graph
 from saturate.views import diagram, report
 from saturate.views.progress import Progress
 
-from test_cli import run_cli
+from conftest import run_cli
 
 TASK = "How does photosynthesis convert light into chemical energy?"  # on the embedded corpus, always there
 

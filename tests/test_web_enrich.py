@@ -2,7 +2,7 @@
 enrichment through the safe fetcher against the local HTTP server, prompt-injection pages as data,
 and a full session whose page texts live in pages.db while the checkpoint keeps references.
 
-Every connection goes to 127.0.0.1 (``no_foreign_connections`` from test_fetch fails any other),
+Every connection goes to 127.0.0.1 (``no_foreign_connections`` from conftest fails any other),
 except the one test that runs the real ddgs client to observe the offline failure.
 """
 
@@ -27,7 +27,9 @@ from saturate.state.context import Context, SearchError
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
 
-from test_fetch import LocalSite, no_foreign_connections  # noqa: F401 - the autouse connection guard
+from local_site import LocalSite
+
+pytestmark = pytest.mark.usefixtures("no_foreign_connections")  # every test: 127.0.0.1 only
 
 TASK = "Victoria Falls waterfall on the Zambezi"
 

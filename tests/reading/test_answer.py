@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from bubye_docs import BRIDGE, doc
-
 from saturate.nodes.reading.answer import reader_answer
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
 from saturate.nodes.reading.reader import shipped_reader
 from saturate.state.settings import READER_MIN_P
+
+from bubye_docs import BRIDGE, doc
 
 MONA = "Who painted the Mona Lisa?"
 RESULTS = [

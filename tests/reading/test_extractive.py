@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bubye_docs import BRIDGE, BUBYE, doc
-
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED, cut_to_clauses, extractive_answer
 from saturate.nodes.reading.question import stems
+
+from bubye_docs import BRIDGE, BUBYE, doc
 
 
 def test_a_long_sentence_is_cut_to_its_clauses():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from bubye_docs import BRIDGE, BUBYE, doc
-
 from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.slots import (
     Reading,
@@ -17,6 +15,8 @@ from saturate.nodes.reading.slots import (
     typed,
     yes_no,
 )
+
+from bubye_docs import BRIDGE, BUBYE, doc
 
 
 def test_the_bridge_found_for_hop_one_is_the_subject_of_hop_two():
