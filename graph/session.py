@@ -364,7 +364,7 @@ def run(graph, payload, thread_id: str, context: Context, stream_handler=None) -
     """Run to the end; ``stream_handler(chunk)`` sees every 'updates' chunk as it happens.
 
     A handler with a ``stream_mode`` attribute (e.g. ``["updates", "custom"]``, see
-    graph.views.progress) is streamed those modes instead and gets LangGraph's ``(mode, chunk)`` pairs.
+    saturate.views.progress) is streamed those modes instead and gets LangGraph's ``(mode, chunk)`` pairs.
     Ctrl-C stops the session at the next step (``interrupt_between_steps``); a second one at once.
     """
     mode = getattr(stream_handler, "stream_mode", "updates") if stream_handler is not None else "values"

@@ -37,3 +37,8 @@ def test_importing_the_package_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "True"]
+
+
+def test_python_dash_m_saturate_is_the_command():
+    out = subprocess.run([sys.executable, "-m", "saturate", "--help"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("usage: saturate ") and "research" in out.stdout

@@ -553,7 +553,7 @@ def test_default_research_runs_the_agent_offline(home, config):
 
 
 def test_proposals_read_the_bench_native_result_shape(tmp_path, tasks_file):
-    """graph.bench's own result: {set: {"targets": {...}, "runs": {policy: [TaskRun dicts]}}}."""
+    """saturate.bench's own result: {set: {"targets": {...}, "runs": {policy: [TaskRun dicts]}}}."""
     config = {
         "thresholds": {"musique.recall_at_5": 0.8, "musique.gate_keeps_recall": 0.98},
         "benchmarks": [{"name": "musique", "tasks": str(tasks_file), "corpus": None, "enabled": True}],

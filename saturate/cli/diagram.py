@@ -1,6 +1,6 @@
 """``saturate graph``: the graph diagram (Mermaid, Graphviz DOT, SVG, PNG), drawn offline.
 
-The drawing is ``graph.views.diagram``; it compiles the graph (LangGraph) and, for PNG, imports
+The drawing is ``saturate.views.diagram``; it compiles the graph (LangGraph) and, for PNG, imports
 matplotlib, both when it draws.
 """
 

@@ -83,7 +83,7 @@ What the bench passes (snapshot keys the monitor reads for proposals; everything
                  ``saturate`` counts when a policy is given; items without ``benchmark`` are used when
                  the harness has a single benchmark.
     ``targets``: {threshold name: bool | {"met": bool}} — which thresholds this cycle met.
-    Also read as is: ``graph.bench.research``'s own result ``{set: {"targets": {name: {"met"}}, "runs":
+    Also read as is: ``saturate.bench.research``'s own result ``{set: {"targets": {name: {"met"}}, "runs":
     {"saturate": [{"task_id", "gold_recall"}]}}}`` — threshold names are then ``"<set>.<target>"``
     (e.g. ``musique.recall_at_5``) and benchmark names the set names.
 A cycle, from the bench:  ``m = Monitor(); m.init_harness(DEFAULT_CONFIG); m.enable_next_benchmark();
