@@ -25,7 +25,9 @@ module docstring lists the rules); ``reading.question`` reads what the task asks
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
 from saturate.nodes.reading.answer import reader_answer
@@ -107,7 +109,7 @@ def fit_reply(answer: str, limit: int = ANSWER_MAX_CHARS) -> tuple[str, bool]:
     return f"{clip(body, room)} {cites}".strip(), True
 
 
-def source_refs(task: str, results: list[dict], cited: list[int]) -> list[SourceRef]:
+def source_refs(task: str, results: Sequence[Mapping[str, Any]], cited: list[int]) -> list[SourceRef]:
     """Every accepted result as a numbered source, marked cited / on topic with its relevance."""
     rel = [round(w, 9) for w in relevance_weights(task, results)]
     floor = on_topic_floor(rel)
@@ -126,7 +128,7 @@ def source_refs(task: str, results: list[dict], cited: list[int]) -> list[Source
     ]
 
 
-def sources_block(results: list[dict], pages: dict[str, str], refs: list[SourceRef]) -> str:
+def sources_block(results: Sequence[Mapping[str, Any]], pages: dict[str, str], refs: list[SourceRef]) -> str:
     """The numbered sources of the answer prompt: the most relevant first, each with its own number, snippet
     and enriched text cut to ``SOURCE_CHARS``, while they fit in ``PROMPT_SOURCES_CHARS``."""
     blocks: list[str] = []
@@ -163,7 +165,7 @@ def model_answer(task: str, block: str, valid: set[int], model, usage: ModelUsag
 
 def answer_task(
     task: str,
-    results: list[dict],
+    results: Sequence[Mapping[str, Any]],
     pages: dict[str, str],
     model,
     usage: ModelUsage,

@@ -17,8 +17,9 @@ recorded and the source's order kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.nodes._model import error_text
@@ -93,12 +94,12 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-def result_passage(result: dict) -> str:
+def result_passage(result: Mapping[str, Any]) -> str:
     """The text of a result that is embedded: its title and snippet."""
     return f"{result.get('title', '')}. {result.get('snippet', '')}".strip(". ")
 
 
-def passage_vectors(embeddings, source, results: list[dict]) -> list[list[float]]:
+def passage_vectors(embeddings, source, results: Sequence[Mapping[str, Any]]) -> list[list[float]]:
     """The results' vectors: a local corpus's stored document vectors where the corpus holds them under the same
     model as ``embeddings`` (``LocalCorpus.vectors_of``: no text is embedded twice), else their passages embedded."""
     stored: dict[str, list[float]] = {}

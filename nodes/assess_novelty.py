@@ -40,6 +40,8 @@ recorded as fallbacks.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -51,10 +53,11 @@ from saturate.nodes.reading.vocabulary import accepted_index
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings_of import settings_of
+from saturate.state.shapes import ChainDict
 from saturate.state.text import term_set, words
 
 
-def accepted_vocabulary(results: dict[str, dict]) -> set[str]:
+def accepted_vocabulary(results: Mapping[str, Mapping[str, Any]]) -> set[str]:
     vocab: set[str] = set()
     for r in results.values():
         vocab.update(term_set(f"{r.get('title', '')} {r.get('snippet', '')}"))
@@ -62,7 +65,7 @@ def accepted_vocabulary(results: dict[str, dict]) -> set[str]:
 
 
 def session_novelty(
-    new_results: list[dict], seen_urls, vocab: set[str], relevance: list[float] | None = None
+    new_results: Sequence[Mapping[str, Any]], seen_urls, vocab: set[str], relevance: list[float] | None = None
 ) -> tuple[float, dict]:
     """0-10: 10 x max over results of (url unseen) x (share of terms not in vocab) x (task relevance).
 
@@ -87,7 +90,7 @@ def session_novelty(
     }
 
 
-def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dict]:
+def summary_novelty(new_results: Sequence[Mapping[str, Any]], knowledge: str) -> tuple[float, dict]:
     """The seed heuristic: share of the results' words not in the knowledge state, x10."""
     w_new = set(words(" ".join(f"{r.get('title', '')} {r.get('snippet', '')}" for r in new_results)))
     if not w_new:
@@ -97,7 +100,11 @@ def summary_novelty(new_results: list[dict], knowledge: str) -> tuple[float, dic
 
 
 def embedding_novelty(
-    embeddings, task: str, new_results: list[dict], accepted: dict[str, dict], source=None
+    embeddings,
+    task: str,
+    new_results: Sequence[Mapping[str, Any]],
+    accepted: Mapping[str, Mapping[str, Any]],
+    source=None,
 ) -> tuple[float, dict]:
     """0-10: 10 x max over new results of (distance from everything accepted) x (on-topic-ness), in embedding space.
 
@@ -108,7 +115,7 @@ def embedding_novelty(
     if not new_results:
         return 0.0, {"results": 0}
     old = list(accepted.values())
-    vecs = passage_vectors(embeddings, source, new_results + old)  # a local corpus's stored vectors when it has them
+    vecs = passage_vectors(embeddings, source, [*new_results, *old])  # a local corpus's stored vectors when it has them
     new_v, old_v = vecs[: len(new_results)], vecs[len(new_results) :]
     task_v = embeddings.embed_query(task)
     best_old = max((cosine(v, task_v) for v in old_v), default=0.0)
@@ -140,7 +147,9 @@ NOVELTY_CHARS = 800
 NEUTRAL_SCORE = 5.0
 
 
-def model_novelty(model, task: str, knowledge: str, results: list[dict], usage: ModelUsage) -> tuple[float, list[str]]:
+def model_novelty(
+    model, task: str, knowledge: str, results: Sequence[Mapping[str, Any]], usage: ModelUsage
+) -> tuple[float, list[str]]:
     """(score, fallbacks). Raises when the call fails (the caller records it)."""
     text = "\n".join(f"- {r.get('title', '')}: {r.get('snippet', '')}" for r in results)
     reply = usage.call(model, NOVELTY, task=task, known=knowledge[:NOVELTY_CHARS], results=text[:NOVELTY_CHARS])
@@ -154,13 +163,13 @@ def model_novelty(model, task: str, knowledge: str, results: list[dict], usage: 
 
 def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = settings_of(state)
-    cur = dict(state["current"])
+    settings = settings_of(state, runtime.context)
+    cur = state["current"].copy()
     results = cur.get("results", [])
     accepted = state.get("results") or {}
     # the vocabulary and relevance statistics of the accepted results, updated with the results accepted since
     # the last round (``reading.vocabulary``): the same as accepted_vocabulary(accepted) and relative_relevance(...)
-    with accepted_index(state["task"], accepted) as index:
+    with accepted_index(state["task"], accepted, runtime.context) as index:
         heuristic = session_novelty(results, accepted.keys(), index.vocab, index.relative_relevance(results))
     judged = {"heuristic": heuristic, "seed-heuristic": summary_novelty(results, state.get("knowledge", ""))}
     usage = ModelUsage("novelty")
@@ -216,7 +225,7 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 fallbacks.append("model error: the slots keep the heuristic values")
             fallbacks += fill_usage.notes
             usage.merge(fill_usage)
-        cur["chains"] = filled
+        cur["chains"] = cast(list[ChainDict], filled)  # reading.slots' chain dicts
         cur.setdefault("durations_ms", {})["slots"] = round((time.perf_counter() - t1) * 1000, 3)
     rec = usage.record()
     cur.update(

@@ -10,6 +10,8 @@ add the most new words, under the cap.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -30,11 +32,11 @@ COMPRESS = Prompt(
 )
 
 
-def bodies(results: list[dict]) -> list[str]:
+def bodies(results: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"{r['title']}: {r['snippet']}" if r.get("title") else r.get("snippet", "") for r in results]
 
 
-def first_knowledge(results: list[dict], cap: int) -> str:
+def first_knowledge(results: Sequence[Mapping[str, Any]], cap: int) -> str:
     """Result bodies in rank order, one per line, until the cap (the last one cut at a word)."""
     lines: list[str] = []
     used = 0
@@ -77,7 +79,7 @@ def extractive_merge(knowledge: str, new_texts: list[str], cap: int) -> str:
 
 def compress(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = settings_of(state)
+    settings = settings_of(state, runtime.context)
     cur = state["current"]
     accepted = state.get("results") or {}
     fresh = [r for r in cur.get("results", []) if r["url"] not in accepted]

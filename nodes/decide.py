@@ -104,7 +104,7 @@ def full_text(hits: list[EvidenceHit], state: ResearchState, runtime: Runtime[Co
 
 
 def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
-    settings = settings_of(state)
+    settings = settings_of(state, runtime.context)
     claim = state["task"]
     attempt = state.get("attempts", 0) + 1
     usage = ModelUsage("decide")
@@ -180,7 +180,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         verdict = next((v for c in chains if (v := yes_no(task, c, reading)) is not None), None)
         short = short_answer(task, chains, reading)
     usage = ModelUsage("decide")
-    settings = settings_of(state)
+    settings = settings_of(state, runtime.context)
     reader, reader_notes = trained_reader(settings) if reader_answers(state.get("chains") or []) else (None, [])
     answered = answer_task(
         task, accepted, texts, runtime.context.chat_model, usage, verdict, reader, settings.reader_min_p

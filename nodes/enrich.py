@@ -33,7 +33,7 @@ from saturate.state.text import overlap, term_set
 
 
 def enrich(state: ResearchState, runtime: Runtime[Context]) -> dict:
-    settings = settings_of(state)
+    settings = settings_of(state, runtime.context)
     known = term_set(state.get("knowledge", ""))
     log: list[dict] = []
     fetched = 0

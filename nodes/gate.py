@@ -23,7 +23,8 @@ edge after it (``graph.build.route_after_gate``) then only reads it.
 from __future__ import annotations
 
 import time
-from typing import cast
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -36,6 +37,7 @@ from saturate.state.records import ACCEPTED, GateDecision, RoundRecord
 from saturate.state.rng import draw
 from saturate.state.settings import Settings
 from saturate.state.settings_of import settings_of
+from saturate.state.shapes import RoundInProgress
 from saturate.state.text import clip
 
 KNOWN = "the new results were mostly what was already known"  # a sub-threshold round, in a newcomer's words
@@ -114,7 +116,7 @@ def decide_gate(
     return "stop", f"{KNOWN} (novelty {nov} < threshold {t:g}{chance})", u, rng
 
 
-def filled_words(chains: list[dict]) -> str:
+def filled_words(chains: Sequence[Mapping[str, Any]]) -> str:
     """The slots and their values, as the stop reason says them: "[1.1] country = Zimbabwe; [1.2] …"."""
     return "; ".join(
         f"[{i + 1}.{s['n']}] {s.get('focus') or s.get('kind')} = {s['value']}"
@@ -123,7 +125,9 @@ def filled_words(chains: list[dict]) -> str:
     )
 
 
-def reader_best(state: ResearchState, cur: dict, runtime: Runtime[Context], settings: Settings) -> dict | None:
+def reader_best(
+    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
+) -> dict | None:
     """The trained reader's best answer over the accepted results and this round's: {"p", "sentence", "url"}; None for a
     claim, with the reader's stop off (``reader_stop_p`` 1, the default), for a question the reader does not answer
     (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader cannot
@@ -159,8 +163,8 @@ def stable_answer(before: dict | None, now: dict | None, stop_p: float) -> str |
 
 def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = settings_of(state)
-    cur = dict(state["current"])
+    settings = settings_of(state, runtime.context)
+    cur = state["current"].copy()
     # rounds count from the start of the current attempt (a claim sent back for more search gets a fresh loop)
     rnd = cur["round"] - state.get("attempt_start", 0)
     chains = cur.get("chains") or state.get("chains") or []
@@ -185,38 +189,24 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         if kept:
             update["results"] = kept
             reason += f"; its {len(kept)} new result(s) kept (stop_round=keep)"
-    if cur.get("chains") and (decision in ACCEPTED or settings.stop_round == "keep"):
-        update["chains"] = cur["chains"]  # what this round's results filled stands with them
+    filled_now = cur.get("chains")  # the chains as this round's results filled them (assess_novelty)
+    if filled_now and (decision in ACCEPTED or settings.stop_round == "keep"):
+        update["chains"] = filled_now  # what this round's results filled stands with them
     cur.update(decision=decision, reason=reason, epsilon_draw=u)
     durations = {**cur.get("durations_ms", {}), "gate": round((time.perf_counter() - t0) * 1000, 3)}
-    record = RoundRecord(
-        round=cur["round"],
-        query=cur["query"],
-        source=cur.get("source", ""),
-        planner=cur.get("planner", ""),
-        total=cur.get("total", 0),
-        new=cur.get("new", 0),
-        new_urls=cur.get("new_urls", []),
-        result_chars=cur.get("result_chars", 0),
-        repeats_top_k=cur.get("repeats_top_k", 0),
-        quality_retry=cur.get("quality_retry"),
-        quality_overfetch=cur.get("quality_overfetch", 0),
-        searches=cur.get("searches", 1),
-        novelty=cur.get("novelty"),
-        novelty_method=cur.get("novelty_method", ""),
-        novelty_detail=cur.get("novelty_detail", {}),
-        decision=decision,
-        reason=reason,
-        epsilon_draw=u,
-        model_calls=cur.get("model_calls", 0),
-        model_calls_by_node=cur.get("model_calls_by_node", {}),
-        model_tokens=cur.get("model_tokens", {}),
-        durations_ms=durations,
-        errors=cur.get("errors", []),
-        fallbacks=cur.get("fallbacks", []),
-        slots=describe(cur["chains"]) if cur.get("chains") else [],
-        complete=done,
-        reader=best or {},
+    # the round's fields as the search, novelty and this node wrote them into ``current``; a field the round did
+    # not write takes the model's default (source and planner have none: "" when missing, as ever)
+    fields = {k: v for k, v in cur.items() if k in RoundRecord.model_fields}
+    record = RoundRecord.model_validate(
+        {
+            "source": "",
+            "planner": "",
+            **fields,
+            "durations_ms": durations,
+            "slots": describe(filled_now) if filled_now else [],
+            "complete": done,
+            "reader": best or {},
+        }
     ).model_dump()
     runtime.stream_writer(
         {"event": "round", **record, "threshold": settings.novelty_threshold, "mode": settings.mode}

@@ -18,7 +18,7 @@ from saturate.state.review import review_decision
 
 def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict:
     planned = list(state.get("planned_queries") or [])
-    cur = dict(state["current"])
+    cur = state["current"].copy()
     decision = review_decision(
         interrupt({"point": "plan", "task": state["task"], "queries": planned}),
         "plan",

@@ -13,6 +13,7 @@ A failed search is recorded in the round and yields an empty round.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 from langgraph.runtime import Runtime
 
@@ -20,6 +21,7 @@ from saturate.nodes._search import ask, reranker
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings_of import settings_of
+from saturate.state.shapes import ResultDict
 from saturate.state.text import terms
 
 SIMPLIFIED_MAX_TERMS = 8
@@ -36,8 +38,8 @@ def simplify(query: str) -> str:
 
 def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    settings = settings_of(state)
-    cur = dict(state["current"])
+    settings = settings_of(state, runtime.context)
+    cur = state["current"].copy()
     source = runtime.context.source
     errors = list(cur.get("errors", []))
     queries = [cur["query"]]
@@ -98,11 +100,13 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
             notes += more.notes
             results += more.unseen
         chars = sum(len(r["title"]) + len(r["snippet"]) for r in results)
+    answered = getattr(source, "answered", None) or getattr(source, "name", type(source).__name__)
+    new = sum(1 for r in results if r["url"] not in accepted)
     cur.update(
-        source=getattr(source, "answered", None) or getattr(source, "name", type(source).__name__),
-        results=results,
+        source=answered,
+        results=cast(list[ResultDict], results),  # SearchResult dicts (nodes._search.ask)
         total=len(results),
-        new=sum(1 for r in results if r["url"] not in accepted),
+        new=new,
         new_urls=[r["url"] for r in results if r["url"] not in accepted],
         result_chars=chars,
         quality_retry=retry,
@@ -128,9 +132,9 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "event": "search",
             "round": cur["round"],
             "query": cur["query"],
-            "source": cur["source"],
-            "total": cur["total"],
-            "new": cur["new"],
+            "source": answered,
+            "total": len(results),
+            "new": new,
             "errors": len(errors),
         }
     )  # live progress (stream_mode "custom")

@@ -2,13 +2,16 @@
 
 Nodes receive it as ``runtime.context`` (LangGraph's ``context_schema``); they
 never import a concrete backend, so tests swap in real local backends and any
-LangChain chat model works.
+LangChain chat model works. It also holds what the nodes keep in memory for the
+session (``Context.cache``: the validated settings, the accepted results'
+vocabulary index), so those caches live and die with the context.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -83,6 +86,38 @@ class ModelBudget:
             self.tokens += tokens
 
 
+class SessionCache:
+    """What a session's nodes keep in memory beside the graph state, never in it (the checkpoint does not grow):
+    values by key, at most ``size`` of them (least recently used out). One lives in each ``Context``
+    (``Context.cache``), so it lives and dies with the session's context. Callers hold ``lock`` around a lookup
+    and the work that depends on it (sessions run on threads)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any | None:
+        """The value kept under ``key`` (now the most recently used), or None."""
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep ``value`` under ``key``; the least recently used entries go past ``size``."""
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 @dataclass
 class Context:
     source: SearchSource
@@ -95,6 +130,18 @@ class Context:
     model_budget: ModelBudget | None = None  # multi-source sessions: created on first use (see budget())
     notes: list[str] = field(default_factory=list)  # what the session could not do as asked (lexical retrieval ...)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # the session's in-memory caches by name (see cache()); not an init field: a copy (dataclasses.replace) gets none
+    _caches: dict[str, SessionCache] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def cache(self, name: str, size: int) -> SessionCache:
+        """The session's cache ``name`` (at most ``size`` entries), created on first use: the validated settings
+        (``state.settings_of``), the accepted results' vocabulary index (``reading.vocabulary``). Another context
+        (another session, or a copy made with ``dataclasses.replace``) has its own."""
+        with self._lock:
+            found = self._caches.get(name)
+            if found is None:
+                found = self._caches[name] = SessionCache(size)
+            return found
 
     def budget(self, max_calls: int, max_tokens: int, seed: dict | None = None) -> ModelBudget:
         """The session's model budget, created on first use (seeded with what the checkpoint already records,

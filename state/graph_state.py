@@ -1,19 +1,22 @@
 """The graph state (TypedDict) and its reducers.
 
 Large texts stay out: results keep id, url, title and a snippet; full pages
-live in the page store and the state keeps only references.
+live in the page store and the state keeps only references. The dicts it holds
+are typed one level deep by the TypedDicts of ``state/shapes.py``.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Required, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Required, TypedDict, cast
 
 from saturate.state.rng import new_rng
 from saturate.state.settings import Settings
+from saturate.state.shapes import ChainDict, EvidenceDict, PageRef, RecordDict, ResultDict, RoundInProgress
 
 
-def merge_results(old: dict[str, dict], new: dict[str, dict]) -> dict[str, dict]:
+def merge_results(old: Mapping[str, ResultDict], new: Mapping[str, ResultDict]) -> dict[str, ResultDict]:
     """Accepted results keyed by url; the first time a url was accepted wins."""
     merged = dict(old or {})
     for url, res in (new or {}).items():
@@ -21,11 +24,11 @@ def merge_results(old: dict[str, dict], new: dict[str, dict]) -> dict[str, dict]
     return merged
 
 
-def upsert_records(old: list[dict], new: list[dict]) -> list[dict]:
+def upsert_records(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[RecordDict]:
     """Round records keyed by round number. A later partial update of the same round
     (compress adding knowledge size and its timing) merges into it: dicts merge,
     lists extend, ``model_calls`` adds up, other fields are replaced."""
-    out = list(old or [])
+    out: list[Mapping[str, Any]] = list(old or [])
     index = {r["round"]: i for i, r in enumerate(out)}
     for rec in new or []:
         i = index.get(rec["round"])
@@ -47,7 +50,7 @@ def upsert_records(old: list[dict], new: list[dict]) -> list[dict]:
             else:
                 merged[key] = value
         out[i] = merged
-    return out
+    return cast(list[RecordDict], out)
 
 
 class ResearchState(TypedDict, total=False):
@@ -57,20 +60,22 @@ class ResearchState(TypedDict, total=False):
     planned_queries: list[str]  # the initial plan (rounds 1..len)
     queries: Annotated[list[str], operator.add]  # every query asked, in order
     knowledge: str  # rolling knowledge state, <= knowledge_max_chars
-    results: Annotated[dict[str, dict], merge_results]  # accepted results by url (SearchResult dicts)
+    results: Annotated[dict[str, ResultDict], merge_results]  # accepted results by url (SearchResult dicts)
     round: int  # rounds started
-    current: Required[dict[str, Any]]  # the round in progress: its results and partial record
-    records: Annotated[list[dict], upsert_records]  # RoundRecord dicts, one per round (compress adds to its round's)
+    current: Required[RoundInProgress]  # the round in progress: its results and partial record
+    records: Annotated[
+        list[RecordDict], upsert_records
+    ]  # RoundRecord dicts, one per round (compress adds to its round's)
     rng: Required[dict[str, int]]  # epsilon-draw generator state (see state.rng)
-    pages: list[dict]  # enrichment: {url, chars, overlap} refs and skips, never page text
+    pages: list[PageRef]  # enrichment: {url, chars, overlap} refs and skips, never page text
     notes: Annotated[list[str], operator.add]  # session-level notes shown in the result (e.g. model fallback)
     kind: str  # "question" (research) or "claim" (verify)
-    evidence: Annotated[list[dict], operator.add]  # claims: EvidenceHit dicts, the evidence history
+    evidence: Annotated[list[EvidenceDict], operator.add]  # claims: EvidenceHit dicts, the evidence history
     attempts: int  # claims: decide passes so far
     attempt_start: int  # the round after which the current attempt's rounds count (gate)
     result: dict | None  # AgentResult dict once decided
     chains: Required[
-        list[dict]
+        list[ChainDict]
     ]  # what the question asks: chains of slots with their current values (reading.chain, reading.slots)
     review_queries: list[str]  # queries a reviewer sent the session back with, asked before any other
 
@@ -82,7 +87,7 @@ def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), ki
         "planned_queries": [],
         "knowledge": "",
         "round": 0,
-        "current": {},
+        "current": cast(RoundInProgress, {}),  # plan_query starts round 1's
         "rng": new_rng(settings.seed),
         "pages": [],
         "notes": list(notes),

@@ -26,6 +26,7 @@ from saturate.sources.retry import backoff_delay
 from saturate.state.context import Context, SearchError
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
+from saturate.state.shapes import ResultDict
 
 from local_site import LocalSite
 
@@ -197,7 +198,7 @@ def test_real_ddgs_without_network_records_the_error(home):
 # ----------------------------------------------------------------- enrichment
 
 
-def run_enrich(results: list[dict], source, pages, knowledge: str = "", **settings):
+def run_enrich(results: list[ResultDict], source, pages, knowledge: str = "", **settings):
     s = load_settings({"enrich_overlap_max": 1.0, "url_enrich_count": 10, **settings}, env={})
     state = initial_state(TASK, s)
     state["results"] = {r["url"]: r for r in results}
@@ -208,7 +209,7 @@ def run_enrich(results: list[dict], source, pages, knowledge: str = "", **settin
     return update
 
 
-def result(url: str, title: str = "A page", snippet: str = "Some words about rivers.") -> dict:
+def result(url: str, title: str = "A page", snippet: str = "Some words about rivers.") -> ResultDict:
     return {"id": url, "url": url, "title": title, "snippet": snippet, "source": "ddg", "score": None}
 
 

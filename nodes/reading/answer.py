@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
@@ -39,7 +41,7 @@ class ReaderAnswer:
     answered: bool
 
 
-def reader_answers(chains: list[dict]) -> bool:
+def reader_answers(chains: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the reader answers a question of these chains: one chain of one slot, no comparison. The reader was
     trained on single questions (WebQuestions, CuratedTREC) and reads one sentence at a time; on multi-hop questions
     and comparisons the extractive rules, which link a bridge sentence to the answer sentence, answered far more
@@ -47,7 +49,7 @@ def reader_answers(chains: list[dict]) -> bool:
     return len(chains) <= 1 and all(len(c.get("slots") or []) <= 1 and not c.get("compare") for c in chains)
 
 
-def read_results(reader: Reader, task: str, results: list[dict], pages: dict[str, str]) -> list[Read]:
+def read_results(reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[Read]:
     """Every candidate sentence of ``results`` read, best first."""
     docs = [
         (r.get("title", ""), " ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t))
@@ -62,7 +64,7 @@ def _render(x: Read) -> str:
     return c.text if names_subject(c.title, c.text) else f"{title_subject(c.title)}: {c.text}"
 
 
-def not_found(task: str, results: list[dict]) -> str:
+def not_found(task: str, results: Sequence[Mapping[str, Any]]) -> str:
     """``NOT_ANSWERED`` and the titles of the (at most three) sources sharing most of the task's words."""
     q = stems(task)
     ranked = sorted(range(len(results)), key=lambda i: (-len(stems(results[i].get("title", "")) & q), i))[:3]
@@ -73,7 +75,9 @@ def not_found(task: str, results: list[dict]) -> str:
     return clip(f"{NOT_ANSWERED} The closest are about {about}.", ANSWER_MAX_CHARS)
 
 
-def reader_answer(reader: Reader, task: str, results: list[dict], pages: dict[str, str], min_p: float) -> ReaderAnswer:
+def reader_answer(
+    reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], min_p: float
+) -> ReaderAnswer:
     reads = read_results(reader, task, results, pages)
     best = reads[0].p if reads else 0.0
     if not reads or best < min_p:

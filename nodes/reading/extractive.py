@@ -64,7 +64,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from saturate.nodes.reading.entities import extract_entities
 from saturate.nodes.reading.question import (
@@ -149,7 +151,9 @@ def _is_candidate(kind: str, ent_kind: str, name: str) -> bool:
 class _Extractive:
     """The extractive answer of one task over its accepted results (see the module docstring)."""
 
-    def __init__(self, task: str, results: list[dict], pages: dict[str, str], verdict: bool | None = None):
+    def __init__(
+        self, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], verdict: bool | None = None
+    ):
         self.verdict = verdict  # a yes/no comparison's answer (``reading.slots.yes_no``), None otherwise
         self.task = task
         self.task_low = task.lower()
@@ -594,7 +598,7 @@ def _join_clauses(parts: list[str], kept: list[int]) -> str:
 
 
 def extractive_answer(
-    task: str, results: list[dict], pages: dict[str, str], verdict: bool | None = None
+    task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], verdict: bool | None = None
 ) -> tuple[str, list[int]]:
     """The extractive answer (module docstring) and the numbers it cites; ``verdict``: the answer to a yes/no
     comparison, decided from the alternatives' own pages (``reading.slots.yes_no``), which leads the answer."""

@@ -30,8 +30,10 @@ import bisect
 import functools
 import math
 import re
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import Any
 
 from saturate.nodes.reading.entities import GENERIC_NAME_WORDS, NAME_PHRASE
 from saturate.state.text import STOPWORDS, term_set, terms, words
@@ -48,7 +50,7 @@ _SENTENCE_END = re.compile(r"[.!?]\s+")
 _TASK_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 
-def result_text(result: dict) -> str:
+def result_text(result: Mapping[str, Any]) -> str:
     return f"{result.get('title', '')}. {result.get('snippet', '')}"
 
 
@@ -101,7 +103,7 @@ def task_terms_of(task: str) -> TaskTerms:
     return TaskTerms(term_set(task), names, frozenset().union(*names) if names else frozenset())
 
 
-def relevance_weights(task: str, results: list[dict], decay: float = POSITION_DECAY) -> list[float]:
+def relevance_weights(task: str, results: Sequence[Mapping[str, Any]], decay: float = POSITION_DECAY) -> list[float]:
     """Task relevance of each result, in order (see the module docstring); ``decay`` 0: no position discount."""
     tt = task_terms_of(task)
     tsets = [term_set(result_text(r)) for r in results]
@@ -110,10 +112,12 @@ def relevance_weights(task: str, results: list[dict], decay: float = POSITION_DE
     return [tt.weight(*tt.hits(ts), idf, decay, pos) for pos, ts in enumerate(tsets)]
 
 
-def relative_relevance(task: str, accepted: list[dict], new: list[dict]) -> list[float]:
+def relative_relevance(
+    task: str, accepted: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[float]:
     """Each new result's relevance relative to the most relevant accepted one (capped at 1; 1 while nothing is
     accepted), all scored together, without the position discount."""
-    weights = relevance_weights(task, accepted + new, decay=0.0)
+    weights = relevance_weights(task, [*accepted, *new], decay=0.0)
     best = max(weights[: len(accepted)], default=0.0)
     return [min(1.0, w / best) if best > 0 else 1.0 for w in weights[len(accepted) :]]
 
@@ -123,7 +127,7 @@ def on_topic_floor(weights: list[float]) -> float:
     return ON_TOPIC * max(weights, default=0.0)
 
 
-def common_words(results: list[dict]) -> set[str]:
+def common_words(results: Sequence[Mapping[str, Any]]) -> set[str]:
     """Words the results also use in lower case: a capitalised one-word "name" among them ("Good", "List",
     "Games") is a sentence start or a title fragment, not a name."""
     return set(_LOWER_WORD.findall(" ".join(result_text(r) for r in results)))
@@ -144,7 +148,7 @@ def generic_name(phrase: str, task_words: set[str]) -> bool:
     return bool(ws) and all(w in GENERIC_NAME_WORDS and w not in task_words for w in ws)
 
 
-def salient_phrases(task: str, results: list[dict], used_terms: AbstractSet[str]) -> list[str]:
+def salient_phrases(task: str, results: Sequence[Mapping[str, Any]], used_terms: AbstractSet[str]) -> list[str]:
     """Names in on-topic accepted results the task does not name yet, most salient first (numbers last).
 
     A name scores by the relevance of the result it appears in, a little less
@@ -200,7 +204,7 @@ def salient_phrases(task: str, results: list[dict], used_terms: AbstractSet[str]
     return [shown[k] for k in sorted(scores, key=lambda k: (k in numeric, -scores[k], order[k]))]
 
 
-def gap_query(task: str, results: list[dict], earlier: list[str]) -> tuple[str, str]:
+def gap_query(task: str, results: Sequence[Mapping[str, Any]], earlier: list[str]) -> tuple[str, str]:
     """(query, planner) without a model: the task plus the ``GAP_NAMES`` most salient names not searched yet."""
     used: set[str] = set()
     for q in earlier:

@@ -38,7 +38,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from saturate.nodes.reading.chain import NOUN_KINDS
 from saturate.nodes.reading.entities import extract_entities
@@ -174,7 +176,7 @@ def _without_title(body: str, title: str) -> str:
 class Reading:
     """The accepted results read once: documents, their sentences and the names in them."""
 
-    def __init__(self, results: list[dict], texts: dict[str, str] | None = None):
+    def __init__(self, results: Sequence[Mapping[str, Any]], texts: dict[str, str] | None = None):
         texts = texts or {}
         self.docs: list[Doc] = []
         self.sentences: list[Sentence] = []
@@ -448,7 +450,7 @@ class SlotScorer:
         return sorted(out, key=lambda x: (-x.probability, x.sentence.doc, x.sentence.order))
 
 
-def anchors_of(chain: dict) -> list[str]:
+def anchors_of(chain: Mapping[str, Any]) -> list[str]:
     return [
         part
         for s in chain["slots"]
@@ -497,7 +499,9 @@ def keep_model(slot: dict, reading: Reading) -> bool:
     return True
 
 
-def fill_chains(task: str, chains: list[dict], reading: Reading, weights: dict[str, float] = WEIGHTS) -> list[dict]:
+def fill_chains(
+    task: str, chains: Sequence[Mapping[str, Any]], reading: Reading, weights: dict[str, float] = WEIGHTS
+) -> list[dict]:
     """The chains with every slot's current value, support and status (a new list; ``history`` extended)."""
     out: list[dict] = []
     anchors = [a for c in chains for a in anchors_of(c)]
@@ -551,7 +555,7 @@ def fill_chains(task: str, chains: list[dict], reading: Reading, weights: dict[s
     return out
 
 
-def result_texts(source, results: list[dict]) -> dict[str, str]:
+def result_texts(source, results: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """url -> whole text of the results a source holds locally (``documents``); {} for a web source."""
     documents = getattr(source, "documents", None)
     if documents is None or not results:
@@ -563,7 +567,7 @@ def result_texts(source, results: list[dict]) -> dict[str, str]:
     return {r["url"]: by_id[r["id"]] for r in results if r.get("id") in by_id}
 
 
-def first_open(chains: list[dict]) -> tuple[int, dict] | None:
+def first_open(chains: Sequence[Mapping[str, Any]]) -> tuple[int, Mapping[str, Any]] | None:
     """(chain index, slot) of the first slot not filled, in chain order; None when every slot is."""
     for i, chain in enumerate(chains):
         for slot in chain["slots"]:
@@ -572,7 +576,7 @@ def first_open(chains: list[dict]) -> tuple[int, dict] | None:
     return None
 
 
-def complete(chains: list[dict]) -> bool:
+def complete(chains: Sequence[Mapping[str, Any]]) -> bool:
     """Every slot of every chain filled and stable (the same value two fills running), and each chain's answer
     supported by a source about it: the last slot's value has its own page among the results (a comparison: every
     alternative has). A bridge is supported by the next slot, filled from sentences about it."""
@@ -587,7 +591,7 @@ def complete(chains: list[dict]) -> bool:
     return True
 
 
-def slot_words(slot: dict) -> str:
+def slot_words(slot: Mapping[str, Any]) -> str:
     """A slot as a query: its resolved subject and its relation words (with its focus noun)."""
     subject = (slot.get("resolved") or "").replace(" | ", " ")
     rel = [w for w in slot.get("relation") or [] if w.lower() not in subject.lower().split()]
@@ -597,7 +601,7 @@ def slot_words(slot: dict) -> str:
     return " ".join([subject, *rel]).strip()
 
 
-def slot_query(chains: list[dict], earlier: list[str]) -> tuple[str, str] | None:
+def slot_query(chains: Sequence[Mapping[str, Any]], earlier: list[str]) -> tuple[str, str] | None:
     """(query, planner) for the first open slot whose subject is known; None when there is nothing new to ask.
 
     The query names the slot's subject (the bridge found so far) and its relation words: "Zimbabwe waterfall",
@@ -627,7 +631,7 @@ def slot_query(chains: list[dict], earlier: list[str]) -> tuple[str, str] | None
     return None
 
 
-def describe(chains: list[dict]) -> list[dict]:
+def describe(chains: Sequence[Mapping[str, Any]]) -> list[dict]:
     """The chains' slots in a round record: what each asks, its value, probability and status."""
     out = []
     for i, chain in enumerate(chains):
@@ -668,7 +672,7 @@ def _opening(reading: Reading, slot: dict) -> tuple[frozenset[str], str] | None:
     return have, " ".join(x.text for x in sents)
 
 
-def yes_no(task: str, chain: dict, reading: Reading) -> bool | None:
+def yes_no(task: str, chain: Mapping[str, Any], reading: Reading) -> bool | None:
     """The answer to a yes/no comparison ("Are A and B both P?", "… the same Y?", "… different Y?") from its
     alternatives' own pages, None when it is no yes/no comparison.
 
@@ -701,7 +705,7 @@ def yes_no(task: str, chain: dict, reading: Reading) -> bool | None:
     return True
 
 
-def short_answer(task: str, chains: list[dict], reading: Reading) -> str:
+def short_answer(task: str, chains: Sequence[Mapping[str, Any]], reading: Reading) -> str:
     """The answer itself, in a few words: the last slot's value of each chain (a yes/no comparison's verdict);
     "" when a chain's last slot is open."""
     parts = []

@@ -17,10 +17,11 @@ from saturate.sources.local import SNIPPET_CHARS
 from saturate.sources.wiki import CORPUS_NAME
 from saturate.state import Context, load_settings
 from saturate.state.graph_state import ResearchState, initial_state
+from saturate.state.shapes import ResultDict
 from saturate.state.text import clip
 
 
-def wiki_results(n: int, rng: random.Random) -> list[dict]:
+def wiki_results(n: int, rng: random.Random) -> list[ResultDict]:
     """n SearchResult dicts from the embedded corpus, shaped like LocalCorpus.search's (500-char snippets)."""
 
     picked = rng.sample(wiki_records(), n)
@@ -64,14 +65,14 @@ def bench_novelty(work: Path, p: dict, shared: dict) -> Figure:
     state: ResearchState = {
         **initial_state(task, load_settings({"seed": SEED}, env={})),
         "knowledge": clip(" ".join(r["snippet"] for r in pool[:5]), 1500),
-        "current": {"round": 3, "results": new, "durations_ms": {}},
+        "current": {"round": 3, "query": task, "results": new, "durations_ms": {}},
         "results": accepted,
     }
     rt = runtime(Context(source=shared["wiki"]))  # no chat model: the heuristic path
     node_ms, _ = per_call_ms(lambda: an.assess_novelty(state, rt), slow)  # the index in place after the first call
 
     def cold_node():
-        vocabulary.cache_clear()  # a resumed session: its state is new objects, the index is rebuilt
+        vocabulary.cache_clear(rt.context)  # a resumed session: its state is new objects, the index is rebuilt
         return an.assess_novelty(state, rt)
 
     cold_ms, _ = per_call_ms(cold_node, slow)
