@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from saturate.nodes.assess_novelty import assess_novelty
 from saturate.nodes.compress import compress
@@ -52,18 +53,21 @@ def route_after_compress(state: ResearchState) -> Literal["next_round", "capped"
     return "capped" if (state.get("current") or {}).get("decision") == "cap" else "next_round"
 
 
-def route_after_plan(state: ResearchState) -> Literal["review", "planned"]:
+def route_after_plan(state: ResearchState, runtime: Runtime[Context] | None = None) -> Literal["review", "planned"]:
     """Round 1's plan goes to a person first when ``review`` is plan or both."""
-    review = settings_of(state).review
+    review = settings_of(state, runtime.context if runtime else None).review
     return "review" if review in ("plan", "both") and (state.get("current") or {}).get("round") == 1 else "planned"
 
 
-def route_after_decide(state: ResearchState) -> Literal["need_more_search", "review", "result"]:
+def route_after_decide(
+    state: ResearchState, runtime: Runtime[Context] | None = None
+) -> Literal["need_more_search", "review", "result"]:
     """A claim whose evidence is not yet sufficient goes back for more search while attempts remain; a result goes
     to a person first when ``review`` is answer or both."""
     if state.get("result") is None:
         return "need_more_search"
-    return "review" if settings_of(state).review in ("answer", "both") else "result"
+    settings = settings_of(state, runtime.context if runtime else None)
+    return "review" if settings.review in ("answer", "both") else "result"
 
 
 def route_after_review(state: ResearchState) -> Literal["more_search", "approved"]:

@@ -36,9 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 
+from langgraph.runtime import Runtime
+
 from saturate.nodes.reading.actors import key_entities
 from saturate.nodes.reading.entities import KIND_RANK, extract_entities, mentions
 from saturate.nodes.reading.salience import common_words, is_name, on_topic_floor, relevance_weights, result_text
+from saturate.state.context import Context
 from saturate.state.multi_state import MultiState
 from saturate.state.settings_of import settings_of
 from saturate.state.text import term_set
@@ -167,8 +170,8 @@ def _untitled(title: str) -> str:
     return title.rsplit(" (", 1)[0] if title.endswith(")") else title
 
 
-def breadcrumbs(state: MultiState) -> dict:
-    settings = settings_of(state)
+def breadcrumbs(state: MultiState, runtime: Runtime[Context] | None = None) -> dict:
+    settings = settings_of(state, runtime.context if runtime else None)
     task, merged, specs = state["task"], state.get("merged") or [], state["sources"]
     before = list(state.get("leads") or [])
     npass = 1 + max((lead.get("pass", 1) for lead in before), default=0)

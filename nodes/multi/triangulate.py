@@ -38,8 +38,11 @@ from collections.abc import Mapping
 from itertools import combinations
 from urllib.parse import urlsplit
 
+from langgraph.runtime import Runtime
+
 from saturate.nodes.reading.entities import extract_entities
 from saturate.nodes.reading.tiers import load_tier_table, official, registrable_domain
+from saturate.state.context import Context
 from saturate.state.multi_state import MultiState
 from saturate.state.settings_of import settings_of
 from saturate.state.text import clip, sentences, term_set
@@ -209,6 +212,6 @@ def triangulate_entries(entries: list[dict], table: Mapping[str, str] | None = N
     return tags
 
 
-def triangulate(state: MultiState) -> dict:
-    table = load_tier_table(settings_of(state).source_tiers)
+def triangulate(state: MultiState, runtime: Runtime[Context] | None = None) -> dict:
+    table = load_tier_table(settings_of(state, runtime.context if runtime else None).source_tiers)
     return {"tags": triangulate_entries(state.get("merged") or [], table)}
