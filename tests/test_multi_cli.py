@@ -9,6 +9,8 @@ import pytest
 
 from saturate.cli import main
 
+from conftest import eval_file
+
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 
 
@@ -95,6 +97,7 @@ def test_bad_sources_exit_2(home, tmp_path, capsys):
 
 
 def test_bench_multi_json(home, capsys):
+    eval_file("musique", "tasks.jsonl")  # skipped without the evaluation data
     argv = ["bench", "multi", "--set", "musique", "--limit", "3", "--latency-ms", "0", "--jobs", "1", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
@@ -122,6 +125,7 @@ def test_bench_multi_json(home, capsys):
 def test_bench_multi_text_in_worker_processes(home, capsys):
     """The default output: both configurations beside the single loop, the audit per kind, the bar; tasks run
     in worker processes."""
+    eval_file("hotpotqa", "tasks.jsonl")  # skipped without the evaluation data
     argv = ["bench", "multi", "--set", "hotpotqa", "--limit", "2", "--latency-ms", "5", "--jobs", "2"]
     assert main(argv) == 0
     out = capsys.readouterr().out

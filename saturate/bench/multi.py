@@ -415,13 +415,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    args.data = eval_data(args.data)
     if args.limit is not None and args.limit < 0:
         raise InputError("--limit must be 0 (all) or more")
     if args.latency_ms < 0:
         raise InputError("--latency-ms must be 0 or more")
     if args.jobs < 1:
         raise InputError("--jobs must be at least 1")
+    args.data = eval_data(args.data)
     specs = {"document": args.sources}
     if args.compare:
         specs["one_corpus"] = args.compare

@@ -621,12 +621,12 @@ def cycle_metrics(results: dict, previous: dict | None) -> dict:
 
 
 def run(args) -> int:
-    if args.tasks is None:  # the sets of the evaluation data (with --tasks/--corpus none is needed)
-        args.data = eval_data(args.data)
     if (args.tasks is None) != (args.corpus is None):
         raise InputError("--tasks and --corpus go together")
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
+    if args.tasks is None:  # the sets of the evaluation data (with --tasks/--corpus none is needed)
+        args.data = eval_data(args.data)
     monitor = None
     partial = bool(args.tasks or args.limit or args.policy or args.set)
     if args.tasks is not None:
