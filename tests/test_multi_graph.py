@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -62,20 +63,36 @@ def subset_corpus(musique_corpus, tmp_path_factory):
     return path
 
 
+class WatchedCorpus(SleepyCorpus):
+    """A sleeping corpus that counts how many searches of all the sources are sleeping at the same moment."""
+
+    lock = threading.Lock()
+    running = 0
+    most = 0
+
+    def search(self, query, k):
+        with WatchedCorpus.lock:
+            WatchedCorpus.running += 1
+            WatchedCorpus.most = max(WatchedCorpus.most, WatchedCorpus.running)
+        try:
+            return super().search(query, k)
+        finally:
+            with WatchedCorpus.lock:
+                WatchedCorpus.running -= 1
+
+
 def test_loops_run_concurrently(musique_corpus, tmp_path):
-    """Three sleeping sources: the loops' span (and the whole run) is close to the slowest loop, not the sum."""
-    sources = {f"s{i}": SleepyCorpus.open(musique_corpus, tmp_path / "index") for i in range(3)}
-    t0 = time.perf_counter()
+    """Three sleeping sources: their searches are in flight at the same moment (events, not seconds: the test holds
+    on a busy machine; how much faster that makes a session is `saturate bench multi`'s figure)."""
+    sources = {f"s{i}": WatchedCorpus.open(musique_corpus, tmp_path / "index") for i in range(3)}
+    WatchedCorpus.running = WatchedCorpus.most = 0
     out = run_graph(BUBYE, sources, source_ceilings={"local": 3}, duplicate_stop_share=1.0, breadcrumb_limit=0)
-    wall = time.perf_counter() - t0
     loops = [lp for lp in out["loops"] if lp["phase"] == "loop"]
     assert [lp["queries"] for lp in loops] == [3, 3, 3]  # every loop to its ceiling: 3 x 0.15 s of sleep each
+    assert WatchedCorpus.most >= 2, "no two sources were ever searched at the same moment: the loops ran in turn"
     total = sum(lp["elapsed_s"] for lp in loops)
     span = max(lp["started"] + lp["elapsed_s"] for lp in loops) - min(lp["started"] for lp in loops)
-    assert total >= 3 * 3 * SleepyCorpus.sleep_s
-    assert span < 0.75 * total, (span, total)
-    assert wall < 0.75 * total, (wall, total)
-    assert out["result"]["debug"]["parallelism"] > 1.3
+    assert span < total and out["result"]["debug"]["parallelism"] > 1  # the loops' own records say they overlapped
 
 
 def test_cross_source_dedup_with_attribution(musique_corpus, subset_corpus, tmp_path):
