@@ -36,17 +36,34 @@ STANCE = Prompt(
 )
 
 
+MIN_QUOTE_WORDS = 3  # a quote of fewer words ("1", "Paris") shows nothing about the claim
+UNQUOTED = "model: no verbatim quote from the passage, counted as irrelevant"
+
+
+def _in_passage(quote: str, passage: str) -> bool:
+    """Whether ``quote`` is words of ``passage`` as they stand (spacing and case aside), and enough of them."""
+    words = quote.split()
+    return len(words) >= MIN_QUOTE_WORDS and " ".join(words).casefold() in " ".join(passage.split()).casefold()
+
+
 def model_stance(model, claim: str, passage: str, usage: ModelUsage) -> tuple[Stance, str, str] | None:
-    """(stance, quote, reason) from the model; None when the reply is unusable. Raises on call failure."""
+    """(stance, quote, reason) from the model; None when the reply is unusable. Raises on call failure.
+
+    A stance other than irrelevant must rest on a quote that occurs in the passage (``_in_passage``): a small model
+    marks passages "support" with an empty or invented quote, and one such hit would make a false claim True. Without
+    one the hit counts as irrelevant (``UNQUOTED`` says why) and shows the passage's best sentence."""
     reply = usage.call(model, STANCE, claim=claim, passage=passage[:3000])
     value = parse_json_object(reply.text) or {}
     stance = str(value.get("stance", "")).strip().lower()
     if stance not in STANCES:
         return None
-    quote = str(value.get("quote", "")).strip()
-    if quote and quote not in passage:  # a quote must be verbatim; otherwise rest on the best sentence
-        quote = heuristic_stance(claim, passage)[1]
-    return cast(Stance, stance), quote, "model"  # one of STANCES (checked above)
+    quote = str(value.get("quote", "")).strip().strip("\"“”'")
+    if _in_passage(quote, passage):
+        return cast(Stance, stance), quote, "model"  # one of STANCES (checked above)
+    best = heuristic_stance(claim, passage)[1]
+    if stance == "irrelevant":
+        return "irrelevant", best, "model"
+    return "irrelevant", best, UNQUOTED
 
 
 PROOF = Prompt(

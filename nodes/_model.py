@@ -44,7 +44,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from saturate.nodes._deadline import DeadlineExceeded, call_with_deadline
 from saturate.state.secrets import redact
-from saturate.state.text import defuse
+from saturate.state.text import defuse, term_set
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)")
@@ -88,6 +88,13 @@ class Prompt:
         except (ValidationError, ValueError):
             return False
         return True
+
+    def echoes(self, query: str, task: str) -> bool:
+        """Whether a query the model wrote is only the prompt's own words (its example, its instructions: "first
+        query", "Next query:", "...") and none of the task's: a small model copies the example it is shown."""
+        words = term_set(query)
+        own = term_set(re.sub(r"\{[^{}]*\}", " ", f"{self.system} {self.user}") + " query queries search")
+        return not words or (words <= own and not words & term_set(task))
 
     @property
     def marker(self) -> str:
@@ -219,8 +226,9 @@ def _status(exc: BaseException) -> int | None:
 def call_model(model: Any, system: str, user: str, schema: dict | None = None, **options: Any) -> Reply:
     """One chat call; the reply text without think blocks, and its token usage. Raises on failure.
 
-    ``schema``: the JSON schema the reply is asked to follow (``with_options``); a server refusing it with HTTP
-    400 is asked once more without it, and ``Reply.notes`` says so. The whole call is bounded by
+    ``schema``: the JSON schema the reply is asked to follow (``with_options``); a server refusing it (HTTP 400 or
+    422, or a server error: llama-cpp-python's server answers some schemas with HTTP 500) is asked once more without
+    it, and ``Reply.notes`` says so, with the server's reason. The whole call is bounded by
     ``call_timeout(model)`` (``ModelTimeout`` past it; the abandoned request is left to end on its own, which
     graph/models.py bounds on the wire). The reply is cut at ``MAX_REPLY_CHARS`` before its think blocks are
     stripped, and the cut is noted in ``Reply.notes``.
@@ -230,7 +238,8 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
     try:
         reply = _invoke(model, messages, schema, options)
     except Exception as exc:
-        if schema is None or _status(exc) != 400:
+        status = _status(exc)
+        if schema is None or status is None or not (status in (400, 422) or status >= 500):
             raise
         notes.append(f"the server refused the JSON schema ({error_text(exc)}): asked again without it")
         reply = _invoke(model, messages, None, options)
@@ -309,8 +318,9 @@ def parse_json_object(text: str) -> dict | None:
 
 
 def error_text(exc: BaseException) -> str:
-    """One line for a recorded failure: the exception's type and first line, any API key in it masked."""
-    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    """One line for a recorded failure: the exception's type and message with its lines joined (a server's reason is
+    often past the first line), any API key in it masked, at most 300 characters."""
+    msg = " ".join(str(exc).split())
     return redact(f"{type(exc).__name__}: {msg}")[:300]
 
 

@@ -25,14 +25,16 @@ PLAN = Prompt(
 PLAN_RETRY = 'Reply with JSON only, exactly in this form: {"queries": ["...", "..."]}'
 
 
-def _clean_queries(value) -> list[str]:
+def _clean_queries(value, task: str, fallbacks: list[str]) -> list[str]:
     queries = value.get("queries") if isinstance(value, dict) else None
     if not isinstance(queries, list):
         return []
     out: list[str] = []
     for q in queries:
         q = first_line(str(q))[:MAX_QUERY_CHARS] if isinstance(q, (str, int, float)) else ""
-        if q and q.lower() not in {o.lower() for o in out}:
+        if q and PLAN.echoes(q, task):  # "first query", "second query": the prompt's example, copied
+            fallbacks.append(f"planned query {q!r} only repeats the prompt's words: dropped")
+        elif q and q.lower() not in {o.lower() for o in out}:
             out.append(q)
     return out[:2]
 
@@ -40,9 +42,9 @@ def _clean_queries(value) -> list[str]:
 def model_plan(model, task: str, usage: ModelUsage, fallbacks: list[str]) -> list[str]:
     """Two complementary queries from the model; [] when its replies are unusable. Raises on call failure."""
     reply = usage.call(model, PLAN, task=task)
-    queries = _clean_queries(parse_json_object(reply.text))
+    queries = _clean_queries(parse_json_object(reply.text), task, fallbacks)
     if not queries:
         fallbacks.append(f"initial plan reply is not the JSON asked for ({reply.text[:60]!r}): asked once more")
         reply = usage.call(model, PLAN, then=PLAN_RETRY, task=task)
-        queries = _clean_queries(parse_json_object(reply.text))
+        queries = _clean_queries(parse_json_object(reply.text), task, fallbacks)
     return queries

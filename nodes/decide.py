@@ -15,7 +15,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import answer_task, trained_reader
-from saturate.nodes._judge import model_stance, write_proof
+from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
 from saturate.nodes.reading.answer import reader_answers
@@ -48,6 +48,7 @@ def evidence_hits(
     oracle = runtime.context.stance_oracle
     model = runtime.context.chat_model
     hits = []
+    unquoted = 0  # model stances with no quote from their passage (counted as irrelevant)
     for r in (state.get("results") or {}).values():
         if r["url"] in known:
             continue
@@ -60,6 +61,8 @@ def evidence_hits(
         elif model is not None:
             try:
                 judged, by = model_stance(model, claim, text, usage), "model"
+                if judged is not None and judged[2] == UNQUOTED:
+                    unquoted += 1
                 if judged is None:
                     notes.append(f"stance reply for {r['url']} unusable: heuristic stance used")
                     by = "heuristic"
@@ -88,6 +91,8 @@ def evidence_hits(
                 }
             )
         )
+    if unquoted:
+        notes.append(f"{unquoted} model stance(s) quoted nothing from their passage: counted as irrelevant")
     return hits
 
 

@@ -95,7 +95,9 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                     model, GAP_QUERY, task=task, knowledge=state.get("knowledge", ""), earlier="\n".join(earlier)
                 )
                 line = first_line(reply.text)[:MAX_QUERY_CHARS]
-                if line and line.lower() not in seen:
+                if line and GAP_QUERY.echoes(line, task):
+                    fallbacks.append(f"model query {line!r} only repeats the prompt's words: used gap terms")
+                elif line and line.lower() not in seen:
                     query, planner = line, "model"
                 else:
                     fallbacks.append(f"model query {line!r} empty or asked before: used gap terms")

@@ -148,7 +148,7 @@ def test_what_the_client_sent(home, musique_source):
 def test_gap_query_when_there_is_no_slot_to_ask(home, musique_source):
     """A claim has no chains: its later rounds are the model's gap queries (first line, quotes stripped)."""
     script = OllamaScript(
-        plan=[PLAN], novelty=["7"], gap=['"a gap query"\nbecause'], compress=["- f"], stance=["support"]
+        plan=[PLAN], novelty=["7"], gap=['"Limpopo tributaries"\nbecause'], compress=["- f"], stance=["support"]
     )
     with OllamaServer(script) as server:
         verify(
@@ -161,7 +161,7 @@ def test_gap_query_when_there_is_no_slot_to_ask(home, musique_source):
             **model_kw(server),
         )
     recs = session_state("g")["records"]
-    assert recs[2]["planner"] == "model" and recs[2]["query"] == "a gap query"
+    assert recs[2]["planner"] == "model" and recs[2]["query"] == "Limpopo tributaries"
     gap = script.by_role("gap")[0]
     assert gap["options"] == {**gap["options"], **GAP_QUERY.options} and gap["options"]["num_predict"] == 60
     assert "Bubye River country" in gap["messages"][1]["content"]  # earlier queries are shown, never to repeat
@@ -209,14 +209,14 @@ def test_novelty_replies(home, musique_source, reply, score, fallback):
 
 def test_unusable_plan_is_asked_again_then_falls_back(home, musique_source):
     script = OllamaScript(
-        plan=["Sure! Here are some queries: first, second", "{'queries': ['only one query',]}"],
+        plan=["Sure! Here are some queries: first, second", "{'queries': ['Bubye River country',]}"],
         novelty=["8"],
         decide=["x [1]"],
     )
     with OllamaServer(script) as server:
         research(BUBYE, thread_id="p", source=musique_source, mode="fixed", fixed_rounds=1, **model_kw(server))
     state = session_state("p")
-    assert state["planned_queries"] == ["only one query"]  # repaired: single quotes, trailing comma
+    assert state["planned_queries"] == ["Bubye River country"]  # repaired: single quotes, trailing comma
     assert len(script.by_role("plan")) == 2 and "JSON only" in script.by_role("plan")[1]["messages"][1]["content"]
     assert any("asked once more" in f for f in state["records"][0]["fallbacks"])
 
@@ -225,6 +225,29 @@ def test_unusable_plan_is_asked_again_then_falls_back(home, musique_source):
         research(BUBYE, thread_id="p2", source=musique_source, mode="fixed", fixed_rounds=1, **model_kw(server))
     assert session_state("p2")["planned_queries"] == [BUBYE]
     assert any("unusable twice" in f for f in session_state("p2")["records"][0]["fallbacks"])
+
+
+def test_the_prompts_example_copied_is_never_searched(home, musique_source):
+    """SmolLM2 on a real server planned the prompt's own example, "first query" and "second query", and the session
+    searched them (issue 34); a gap query that is only the prompt's words ("Next query:") is refused the same way."""
+    echo = '{"queries": ["first query", "second query"]}'
+    script = OllamaScript(plan=[echo, echo], novelty=["8"], gap=["Next query:"], compress=["- f"], stance=["support"])
+    with OllamaServer(script) as server:
+        verify(
+            "The Bubye River is in Zimbabwe.",
+            thread_id="echo",
+            source=musique_source,
+            mode="fixed",
+            fixed_rounds=3,
+            verify_max_attempts=1,
+            **model_kw(server),
+        )
+    records = session_state("echo")["records"]
+    asked = [r["query"] for r in records]
+    assert not {"first query", "second query", "Next query:"} & set(asked), asked
+    fallbacks = [f for r in records for f in r["fallbacks"]]
+    assert any("'first query' only repeats the prompt's words" in f for f in fallbacks), fallbacks
+    assert any("'Next query:' only repeats the prompt's words" in f for f in fallbacks), fallbacks
 
 
 def _free_port() -> int:

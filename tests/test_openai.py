@@ -118,6 +118,20 @@ def test_a_server_that_refuses_the_schema_is_asked_without_it(home, key, musique
     assert any(f.startswith("plan: the server refused the JSON schema") for f in state["records"][0]["fallbacks"])
 
 
+def test_a_server_error_on_the_schema_is_asked_again_without_it_and_its_reason_kept(home, key, musique_source):
+    """llama-cpp-python's server answered some schemas with HTTP 500, not 400 (issue 34): every structured call fell
+    back to the heuristics, and the recorded error kept only "Internal Server Error"."""
+    s = OllamaScript(models=["qwen-test"], api_key=KEY, refuse_schema=500, plan=[PLAN], novelty=["8"], decide=["x"])
+    with OllamaServer(s) as server:
+        research(BUBYE, thread_id="r5", source=musique_source, mode="fixed", fixed_rounds=1, **openai_kw(server))
+    plans = s.by_role("plan")  # with the schema, the openai client's own retry of a 5xx (max_retries=1), without it
+    assert [("response_format" in p) for p in plans] == [True, True, False]
+    state = session_state("r5")
+    assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]  # the model's plan, used
+    refused = [f for f in state["records"][0]["fallbacks"] if f.startswith("plan: the server refused the JSON schema")]
+    assert refused and "no grammar for the JSON schema" in refused[0], state["records"][0]["fallbacks"]
+
+
 def test_a_wrong_key_is_one_line_with_the_key_masked(home, monkeypatch, musique_source, capsys):
     wrong = "sk-wrong-key-aaaaaaaaaaaa9876"
     monkeypatch.delenv("SATURATE_OPENAI_API_KEY", raising=False)

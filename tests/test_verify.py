@@ -93,10 +93,52 @@ def test_model_stance_and_a_rejected_model_proof(home):
         )
     ev = {h["url"]: h for h in session_state("m")["evidence"]}
     assert ev[GOOD[0]["url"]]["stance_by"] == "model"
-    assert ev[GOOD[1]["url"]]["excerpt"] in GOOD[1]["passage"]  # an invented quote is replaced by a verbatim sentence
+    # an invented quote: the hit counts as irrelevant, shown with a verbatim sentence, and the session notes it
+    assert ev[GOOD[1]["url"]]["stance"] == "irrelevant" and ev[GOOD[1]["url"]]["excerpt"] in GOOD[1]["passage"]
+    assert ev[GOOD[1]["url"]]["stance_reason"].startswith("model: no verbatim quote")
+    assert any("1 model stance(s) quoted nothing" in n for n in result.debug["notes"])
     assert ev[GOOD[2]["url"]]["stance_by"] == "heuristic"  # unusable reply → heuristic, recorded
     assert result.outcome == "True" and result.debug["proof"] == "extractive"
     assert any("model proof rejected" in n and "invented.example" in n for n in result.debug["notes"])
+
+
+EIFFEL = "The Eiffel Tower is located in Berlin."
+EIFFEL_HITS = [
+    {
+        "url": "https://en.wikipedia.org/wiki/Eiffel_Tower",
+        "passage": "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+        "stance": "refute",
+    },
+    {
+        "url": "https://en.wikipedia.org/wiki/Berlin",
+        "passage": "Berlin is the capital of Germany.",
+        "stance": "irrelevant",
+    },
+    {"url": "https://example.org/1", "passage": "1", "stance": "irrelevant"},
+]
+
+
+def test_a_model_that_supports_everything_with_empty_quotes_never_makes_a_claim_true(home):
+    """What SmolLM2 did on a real server (issue 34): every hit "support", with an empty or one-word quote. Such
+    stances count as irrelevant, so the false claim is not True."""
+    script = OllamaScript(
+        plan=['{"queries": ["Eiffel Tower location", "Eiffel Tower Berlin"]}'],
+        stance=['{"stance": "support", "quote": ""}', '{"stance": "support", "quote": "1"}'],
+        compress=["- fact"],
+    )
+    with OllamaServer(script) as server:
+        result = verify(
+            EIFFEL,
+            thread_id="e",
+            source=ReplaySource(EIFFEL_HITS),
+            seed=0,
+            model="ollama:qwen-test",
+            ollama_host=server.url,
+        )
+    evidence = session_state("e")["evidence"]
+    assert evidence and all(h["stance"] == "irrelevant" for h in evidence if h["stance_by"] == "model")
+    assert result.outcome != "True", result.proof
+    assert any("quoted nothing from their passage" in n for n in result.debug["notes"])
 
 
 def test_bench_verify_json(home, capsys, tmp_path):

@@ -55,8 +55,10 @@ class OllamaScript:
     else HTTP 401 echoing the key it was sent (as some servers do); ``model_info`` extra fields of each /v1/models
     entry (``{"max_model_len": 4096}``, vLLM's context); ``props`` what llama.cpp's /props answers (None: 404);
     ``refuse_schema`` answers a request carrying ``response_format`` with HTTP 400, as servers without
-    structured output do. /api/embed requests are kept in ``embed_requests`` and answered with ``embed_vector``
-    (``embed_dim`` dimensions) unless an ``embed`` role is scripted ({"status": ...} / {"sleep": s}).
+    structured output do (an int: that status; 500 answers as llama-cpp-python's server did to some schemas, with a
+    multi-line error whose reason is past its first line). /api/embed requests are kept in ``embed_requests`` and
+    answered with ``embed_vector`` (``embed_dim`` dimensions) unless an ``embed`` role is scripted
+    ({"status": ...} / {"sleep": s}).
     """
 
     def __init__(
@@ -67,7 +69,7 @@ class OllamaScript:
         api_key: str | None = None,
         model_info: dict | None = None,
         props: dict | None = None,
-        refuse_schema: bool = False,
+        refuse_schema: bool | int = False,
         **replies,
     ):
         self.models = list(models)
@@ -223,8 +225,12 @@ def _handler(script: OllamaScript):
             with script.lock:
                 script.requests.append(body)
             if script.refuse_schema and "response_format" in body:
-                error = {"message": "response_format is not supported by this server", "type": "invalid_request_error"}
-                self._json(400, {"error": error})
+                if script.refuse_schema is True or script.refuse_schema == 400:
+                    message, kind = "response_format is not supported by this server", "invalid_request_error"
+                    self._json(400, {"error": {"message": message, "type": kind}})
+                else:
+                    message = "Internal Server Error\nTraceback: ...\nValueError: no grammar for the JSON schema"
+                    self._json(int(script.refuse_schema), {"error": {"message": message, "type": "server_error"}})
                 return
             reply = script.next_reply(role_of(body), body)
             if isinstance(reply, dict) and "status" in reply:
