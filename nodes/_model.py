@@ -36,6 +36,7 @@ import contextvars
 import json
 import math
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,7 +129,12 @@ def strip_think(text: str) -> str:
     return _THINK.sub("", text or "").strip()
 
 
-def with_options(model: Any, schema: dict | None = None, **options: Any) -> Any:
+# How an OpenAI-compatible server is asked for a JSON schema: the OpenAI form, else llama-cpp-python's own (its server
+# refuses "json_schema" with HTTP 500 and takes the schema in a "json_object" response format)
+SCHEMA_FORMS = ("json_schema", "json_object")
+
+
+def with_options(model: Any, schema: dict | None = None, form: str = "json_schema", **options: Any) -> Any:
     """The model with per-prompt options.
 
     Options are the prompts' Ollama names (temperature, num_predict); ``schema`` a JSON schema the reply must
@@ -147,7 +153,9 @@ def with_options(model: Any, schema: dict | None = None, **options: Any) -> Any:
         body = dict(getattr(model, "extra_body", None) or {})
         if "num_predict" in options:
             body["max_tokens"] = options["num_predict"]
-        if schema is not None:
+        if schema is not None and form == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": schema}
+        elif schema is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
         if body:
             update["extra_body"] = body
@@ -223,26 +231,68 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+# Chat models whose server refused a form of JSON schema: the form that worked ("json_object") or None (none did),
+# used from then on (a refusal costs a failed request, and the openai client retries a 5xx once). By the model
+# object's identity, confirmed by a weak reference (chat models are not hashable), so the entry goes with the model,
+# that is with its session.
+_SCHEMA_FORM: dict[int, tuple[weakref.ref, str | None]] = {}
+
+
+def _schema_form(model: Any) -> str | None:
+    """The form of JSON schema this model's server takes: "json_schema" until it refused one."""
+    entry = _SCHEMA_FORM.get(id(model))
+    return entry[1] if entry is not None and entry[0]() is model else "json_schema"
+
+
+def _remember_form(model: Any, form: str | None) -> None:
+    key = id(model)
+    try:
+        _SCHEMA_FORM[key] = (weakref.ref(model, lambda _ref: _SCHEMA_FORM.pop(key, None)), form)
+    except TypeError:  # not weakly referable: asked the first way each time, as before
+        pass
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a failed call looks like a refusal of its JSON schema (400, 422, or a server error)."""
+    status = _status(exc)
+    return status is not None and (status in (400, 422) or status >= 500)
+
+
 def call_model(model: Any, system: str, user: str, schema: dict | None = None, **options: Any) -> Reply:
     """One chat call; the reply text without think blocks, and its token usage. Raises on failure.
 
     ``schema``: the JSON schema the reply is asked to follow (``with_options``); a server refusing it (HTTP 400 or
-    422, or a server error: llama-cpp-python's server answers some schemas with HTTP 500) is asked once more without
-    it, and ``Reply.notes`` says so, with the server's reason. The whole call is bounded by
+    422, or a server error: llama-cpp-python's server answers the OpenAI form with HTTP 500) is asked in
+    llama-cpp-python's ``json_object`` form, then without a schema, and ``Reply.notes`` says so with the server's
+    reason; the form that worked is used for that model from then on (``_SCHEMA_FORM``). The whole call is bounded by
     ``call_timeout(model)`` (``ModelTimeout`` past it; the abandoned request is left to end on its own, which
     graph/models.py bounds on the wire). The reply is cut at ``MAX_REPLY_CHARS`` before its think blocks are
     stripped, and the cut is noted in ``Reply.notes``.
     """
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
     notes: list[str] = []
+    form = _schema_form(model) if schema is not None else None
+    if schema is not None and form is None:
+        schema = None
+        notes.append("the server refused a JSON schema earlier in this session: asked without one")
     try:
-        reply = _invoke(model, messages, schema, options)
+        reply = _invoke(model, messages, schema, options, form or "json_schema")
     except Exception as exc:
-        status = _status(exc)
-        if schema is None or status is None or not (status in (400, 422) or status >= 500):
+        if schema is None or not _refused(exc):
             raise
-        notes.append(f"the server refused the JSON schema ({error_text(exc)}): asked again without it")
-        reply = _invoke(model, messages, None, options)
+        reply = None
+        if form == "json_schema" and "extra_body" in getattr(type(model), "model_fields", {}):
+            try:  # llama-cpp-python's form of the same schema
+                reply = _invoke(model, messages, schema, options, "json_object")
+                notes.append(f"the server refused the JSON schema ({error_text(exc)}): asked in the json_object form")
+                _remember_form(model, "json_object")
+            except Exception as again:
+                if not _refused(again):
+                    raise
+        if reply is None:
+            notes.append(f"the server refused the JSON schema ({error_text(exc)}): asked again without it")
+            reply = _invoke(model, messages, None, options)
+            _remember_form(model, None)
     content = reply.content if hasattr(reply, "content") else reply
     if isinstance(content, list):  # content blocks
         content = " ".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
@@ -255,9 +305,9 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
     return Reply(strip_think(content), tokens_in, tokens_out, notes)
 
 
-def _invoke(model: Any, messages: list, schema: dict | None, options: dict) -> Any:
+def _invoke(model: Any, messages: list, schema: dict | None, options: dict, form: str = "json_schema") -> Any:
     """The call itself, under ``call_timeout(model)``."""
-    invoke = with_options(model, schema, **options).invoke
+    invoke = with_options(model, schema, form, **options).invoke
     timeout = call_timeout(model)
     if timeout is None:
         return invoke(messages)

@@ -111,25 +111,28 @@ def test_a_server_that_refuses_the_schema_is_asked_without_it(home, key, musique
     s = OllamaScript(models=["qwen-test"], api_key=KEY, refuse_schema=True, plan=[PLAN], novelty=["8"], decide=["x"])
     with OllamaServer(s) as server:
         research(BUBYE, thread_id="r", source=musique_source, mode="fixed", fixed_rounds=1, **openai_kw(server))
-    plans = s.by_role("plan")
-    assert len(plans) == 2 and "response_format" in plans[0] and "response_format" not in plans[1]
+    plans = s.by_role("plan")  # the OpenAI form, llama-cpp-python's json_object form, then none
+    assert [(p.get("response_format") or {}).get("type") for p in plans] == ["json_schema", "json_object", None]
     state = session_state("r")
     assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]
     assert any(f.startswith("plan: the server refused the JSON schema") for f in state["records"][0]["fallbacks"])
 
 
-def test_a_server_error_on_the_schema_is_asked_again_without_it_and_its_reason_kept(home, key, musique_source):
-    """llama-cpp-python's server answered some schemas with HTTP 500, not 400 (issue 34): every structured call fell
-    back to the heuristics, and the recorded error kept only "Internal Server Error"."""
+def test_llama_cpp_pythons_server_gets_the_schema_in_its_own_form(home, key, musique_source):
+    """llama-cpp-python's server answers the OpenAI ``json_schema`` form with HTTP 500 (issue 34: every structured
+    call fell back to the heuristics, the recorded error kept only its first line); it takes the schema as
+    ``{"type": "json_object", "schema": ...}``. Refused once, the session asks in that form from then on."""
     s = OllamaScript(models=["qwen-test"], api_key=KEY, refuse_schema=500, plan=[PLAN], novelty=["8"], decide=["x"])
     with OllamaServer(s) as server:
         research(BUBYE, thread_id="r5", source=musique_source, mode="fixed", fixed_rounds=1, **openai_kw(server))
-    plans = s.by_role("plan")  # with the schema, the openai client's own retry of a 5xx (max_retries=1), without it
-    assert [("response_format" in p) for p in plans] == [True, True, False]
+    forms = [(p.get("response_format") or {}).get("type") for p in s.by_role("plan")]
+    assert forms == ["json_schema", "json_schema", "json_object"]  # the openai client retries a 5xx once itself
     state = session_state("r5")
     assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]  # the model's plan, used
-    refused = [f for f in state["records"][0]["fallbacks"] if f.startswith("plan: the server refused the JSON schema")]
-    assert refused and "no grammar for the JSON schema" in refused[0], state["records"][0]["fallbacks"]
+    asked = [f for f in state["records"][0]["fallbacks"] if f.startswith("plan: the server refused the JSON schema")]
+    assert asked and "no grammar for the JSON schema" in asked[0] and "json_object form" in asked[0]
+    later = [r for r in s.requests if r.get("response_format") and r not in s.by_role("plan")]
+    assert later and all(r["response_format"]["type"] == "json_object" for r in later)  # no failing request again
 
 
 def test_a_wrong_key_is_one_line_with_the_key_masked(home, monkeypatch, musique_source, capsys):

@@ -55,8 +55,9 @@ class OllamaScript:
     else HTTP 401 echoing the key it was sent (as some servers do); ``model_info`` extra fields of each /v1/models
     entry (``{"max_model_len": 4096}``, vLLM's context); ``props`` what llama.cpp's /props answers (None: 404);
     ``refuse_schema`` answers a request carrying ``response_format`` with HTTP 400, as servers without
-    structured output do (an int: that status; 500 answers as llama-cpp-python's server did to some schemas, with a
-    multi-line error whose reason is past its first line). /api/embed requests are kept in ``embed_requests`` and
+    structured output do (an int: that status, for the OpenAI ``json_schema`` form only; 500 answers as
+    llama-cpp-python's server does, with a multi-line error whose reason is past its first line, and takes the
+    schema in its own ``json_object`` form). /api/embed requests are kept in ``embed_requests`` and
     answered with ``embed_vector`` (``embed_dim`` dimensions) unless an ``embed`` role is scripted
     ({"status": ...} / {"sleep": s}).
     """
@@ -224,13 +225,15 @@ def _handler(script: OllamaScript):
         def _openai_chat(self, body: dict) -> None:
             with script.lock:
                 script.requests.append(body)
-            if script.refuse_schema and "response_format" in body:
-                if script.refuse_schema is True or script.refuse_schema == 400:
+            kind = (body.get("response_format") or {}).get("type")
+            code = 400 if script.refuse_schema is True else int(script.refuse_schema)
+            if code and kind and not (code != 400 and kind == "json_object"):
+                if code == 400:
                     message, kind = "response_format is not supported by this server", "invalid_request_error"
                     self._json(400, {"error": {"message": message, "type": kind}})
                 else:
                     message = "Internal Server Error\nTraceback: ...\nValueError: no grammar for the JSON schema"
-                    self._json(int(script.refuse_schema), {"error": {"message": message, "type": "server_error"}})
+                    self._json(code, {"error": {"message": message, "type": "server_error"}})
                 return
             reply = script.next_reply(role_of(body), body)
             if isinstance(reply, dict) and "status" in reply:
