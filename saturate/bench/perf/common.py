@@ -34,10 +34,10 @@ from saturate.sources.wiki import wiki_data_path
 from saturate.sources.wiki import wiki_records as read_records
 
 ROOT = Path.cwd()  # subprocesses (cold start, workers) run from where the benchmark was started
-# the evaluation data when $SATURATE_EVAL_DATA names it (a path that does not exist otherwise: the fallbacks below)
-EVAL_DATA = eval_data_if_named() or Path("/nonexistent/evaluation-data")
-MUSIQUE_CORPUS = EVAL_DATA / "musique" / "corpus.jsonl"
-TASK_FILES = (EVAL_DATA / "musique" / "tasks.jsonl", EVAL_DATA / "hotpotqa" / "tasks.jsonl")
+# the evaluation data when $SATURATE_EVAL_DATA names it; None, or files missing from it: the fallbacks below
+EVAL_DATA = eval_data_if_named()
+MUSIQUE_CORPUS = EVAL_DATA / "musique" / "corpus.jsonl" if EVAL_DATA else None
+TASK_FILES = (EVAL_DATA / "musique" / "tasks.jsonl", EVAL_DATA / "hotpotqa" / "tasks.jsonl") if EVAL_DATA else ()
 
 SEED = 7
 DURABILITY = "sync"
@@ -269,15 +269,15 @@ def questions() -> list[str]:
 
 def session_tasks(n: int) -> list[str]:
     """n musique questions (cycled), or the built-in fallback list."""
-    path = TASK_FILES[0]
-    qs = [t["question"] for t in read_jsonl(path)] if path.exists() else list(FALLBACK_TASKS)
+    path = TASK_FILES[0] if TASK_FILES else None
+    qs = [t["question"] for t in read_jsonl(path)] if path and path.exists() else list(FALLBACK_TASKS)
     return [qs[i % len(qs)] for i in range(n)]
 
 
 def task_corpus(index_dir: Path):
     """(source, description): the musique corpus if present, else the embedded Wikipedia one."""
 
-    if MUSIQUE_CORPUS.exists():
+    if MUSIQUE_CORPUS is not None and MUSIQUE_CORPUS.exists():
         return LocalCorpus.open(MUSIQUE_CORPUS, index_dir), f"LocalCorpus.open({rel(MUSIQUE_CORPUS)})"
     return open_wiki(index_dir), "open_wiki() (embedded corpus; no musique/ in $SATURATE_EVAL_DATA)"
 
