@@ -13,7 +13,10 @@ the best source's, ``reading.salience.relevance_weights``) and ``on_topic``
 (snippets and enriched page text, delimited as data, the most relevant first;
 prompt ``DECIDE``, which states the contract). The reply is checked in code: a
 ``[n]`` naming no retrieved source is removed (noted); a reply citing nothing
-falls back to the extractive answer (noted) unless it says ``NOT_ANSWERED``; a
+(a small model's usual answer) gets its citations found in code: each sentence is cited with the source that holds
+most of its words beyond the task's, when that source holds at least half of them (``reading.grounding``); a sentence
+no source holds is dropped; a reply with no such sentence falls back to the extractive answer — all noted — unless it
+says ``NOT_ANSWERED``; a
 reply over ``ANSWER_MAX_CHARS`` is cut at a sentence boundary, the citations
 after it kept and never split (noted).
 
@@ -39,10 +42,11 @@ from saturate.nodes.reading.extractive import (
     SOURCE_CHARS,
     extractive_answer,
 )
+from saturate.nodes.reading.grounding import GROUNDED_SHARE, folded_terms, vocabulary
 from saturate.nodes.reading.reader import Reader, ReaderUnavailable, shipped_reader
 from saturate.nodes.reading.salience import on_topic_floor, relevance_weights
 from saturate.state.records import SourceRef
-from saturate.state.text import clip, scrub_urls
+from saturate.state.text import clip, scrub_urls, sentences
 
 DECIDE = Prompt(
     "decide",
@@ -128,31 +132,66 @@ def source_refs(task: str, results: Sequence[Mapping[str, Any]], cited: list[int
     ]
 
 
-def sources_block(results: Sequence[Mapping[str, Any]], pages: dict[str, str], refs: list[SourceRef]) -> str:
-    """The numbered sources of the answer prompt: the most relevant first, each with its own number, snippet
-    and enriched text cut to ``SOURCE_CHARS``, while they fit in ``PROMPT_SOURCES_CHARS``."""
-    blocks: list[str] = []
+def prompt_sources(
+    results: Sequence[Mapping[str, Any]], pages: dict[str, str], refs: list[SourceRef]
+) -> dict[int, str]:
+    """The sources the answer prompt shows, number -> title and text: the most relevant first, each snippet and
+    enriched text cut to ``SOURCE_CHARS``, while they fit in ``PROMPT_SOURCES_CHARS``."""
+    shown: dict[int, str] = {}
     used = 0
     for ref in sorted(refs, key=lambda x: (-(x.relevance or 0.0), x.n)):
         r = results[ref.n - 1]
         text = clip(" ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t), SOURCE_CHARS)
-        block = f"[{ref.n}] {ref.title} ({ref.url})\n{text}"
-        if blocks and used + len(block) > PROMPT_SOURCES_CHARS:
+        size = len(f"[{ref.n}] {ref.title} ({ref.url})\n{text}")
+        if shown and used + size > PROMPT_SOURCES_CHARS:
             break
-        blocks.append(block)
-        used += len(block) + 1
+        shown[ref.n] = f"{ref.title}. {text}"
+        used += size + 1
+    return shown
+
+
+def sources_block(shown: Mapping[int, str], refs: list[SourceRef]) -> str:
+    """The numbered sources of the answer prompt (``shown``: ``prompt_sources``), each with its number and URL."""
+    by_n = {ref.n: ref for ref in refs}
+    blocks = []
+    for n, text in shown.items():
+        title, body = by_n[n].title, text[len(by_n[n].title) + 2 :]
+        blocks.append(f"[{n}] {title} ({by_n[n].url})\n{body}")
     return "\n".join(blocks)
 
 
-def model_answer(task: str, block: str, valid: set[int], model, usage: ModelUsage, notes: list[str]) -> str:
-    """The chat model's answer, checked in code (module docstring); "" when unusable (noted)."""
-    reply = usage.call(model, DECIDE, task=task, sources=block).text
-    answer, removed = check_citations(reply, valid)
+def cite_grounded(answer: str, task: str, texts: Mapping[int, str]) -> tuple[str, int]:
+    """An uncited answer with each sentence cited by the source (``texts``: number -> text as the prompt showed it)
+    holding most of its words beyond the task's; sentences no source grounds are dropped. (answer, dropped)."""
+    asked = folded_terms(task)
+    vocab = {n: vocabulary([t]) for n, t in texts.items()}
+    kept: list[str] = []
+    for sentence in sentences(" ".join(answer.split())):
+        own = folded_terms(sentence) - asked
+        if not own or not vocab:
+            continue
+        n = max(vocab, key=lambda k: len(own & vocab[k]))  # ties: the first shown (the most relevant)
+        if len(own & vocab[n]) / len(own) >= GROUNDED_SHARE:
+            kept.append(f"{sentence.rstrip()} [{n}]")
+    return " ".join(kept), len(sentences(answer)) - len(kept)
+
+
+def model_answer(task: str, refs: list[SourceRef], shown: Mapping[int, str], model, usage, notes: list[str]) -> str:
+    """The chat model's answer, checked in code (module docstring); "" when unusable (noted). ``shown``: the
+    prompt's sources (``prompt_sources``)."""
+    reply = usage.call(model, DECIDE, task=task, sources=sources_block(shown, refs)).text
+    answer, removed = check_citations(reply, {ref.n for ref in refs})
     if removed:
         notes.append(f"answer cited sources that were not retrieved: {sorted(set(removed))} removed")
     if not _CITE.search(answer) and not answer.startswith(NOT_ANSWERED):
-        notes.append("model answer cited no source: extractive answer used")
-        return ""
+        answer, dropped = cite_grounded(answer, task, shown)
+        if not answer:
+            notes.append("model answer cited no source and no sentence of it is in one: extractive answer used")
+            return ""
+        notes.append(
+            "model answer cited no source: each sentence cited with the source that holds its words"
+            + (f" ({dropped} sentence(s) in no source dropped)" if dropped else "")
+        )
     length = len(answer)
     answer, cut = fit_reply(answer)
     if cut:
@@ -183,8 +222,7 @@ def answer_task(
     answer, method = "", "extractive"
     if model is not None:
         try:
-            block = sources_block(results, pages, refs)
-            answer = model_answer(task, block, {s.n for s in refs}, model, usage, notes)
+            answer = model_answer(task, refs, prompt_sources(results, pages, refs), model, usage, notes)
             method = "model" if answer else method
         except Exception as exc:  # recorded; the extractive answer is used
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")

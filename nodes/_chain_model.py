@@ -3,7 +3,8 @@
 **Decomposition** (plan_query, round 1): the model writes the question's sub-questions as chains of
 slots in JSON; the reply is validated with pydantic (``Decomposition``: at most ``MAX_CHAINS`` chains of
 ``MAX_SLOTS`` slots, kinds from ``KINDS``, a ``#k`` subject naming an earlier slot of its chain) and asked
-once more when it is not; a second unusable reply, or a failed call, falls back to the parser of question
+once more when it is not (or when a slot's subject, other than ``#k``, shares no word with the question:
+``reading.grounding.on_task``); a second unusable reply, or a failed call, falls back to the parser of question
 syntax (``reading.chain.parse_chains``), recorded.
 
 **Filling** (assess_novelty, every round with a slot not yet stable): the model is given the slots with
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from saturate.nodes._model import ModelUsage, Prompt, parse_json_object
 from saturate.nodes.reading.chain import Chain, Slot
+from saturate.nodes.reading.grounding import on_task
 from saturate.nodes.reading.slots import Reading, fold
 from saturate.state.text import clip, defuse, terms
 
@@ -98,6 +100,8 @@ def _chains_of(reply: dict | None, task: str) -> list[dict]:
                         return []
                 except ValueError:
                     return []
+            elif not on_task(subject, task):  # an invented subject ("The Sliots") would steer the searches
+                return []
             words = terms(s.relation)  # content words; the first is the head noun ("country where it is found")
             slots.append(Slot(subject, tuple(words), s.kind, words[0] if words else None, s.relation))
         out.append(Chain(c.question or task, slots).to_dict())

@@ -116,6 +116,31 @@ class ModelTimeout(TimeoutError):
     """A model call took longer than its timeout in all (not a ``DeadlineExceeded``: that is the caller's own)."""
 
 
+class ContextExceeded(ValueError):
+    """The server refused a prompt longer than its context and said how long that is (``tokens``)."""
+
+    def __init__(self, tokens: int, reason: str):
+        super().__init__(reason)
+        self.tokens = tokens
+
+
+# How servers say the prompt is longer than their context, with its size: the OpenAI form (vLLM, llama-cpp-python:
+# "This model's maximum context length is 2048 tokens"), llama-cpp-python's own ("exceed context window of 2048"),
+# llama.cpp's server (its JSON error carries "n_ctx": 2048)
+_CONTEXT_SAID = re.compile(
+    r"maximum context length is (\d+)|context window of (\d+)|['\"]n_ctx['\"]\s*:\s*(\d+)", re.IGNORECASE
+)
+
+
+def reported_context(exc: BaseException) -> int | None:
+    """The context size (tokens) a server's refusal of a too-long prompt states (HTTP 400), else None."""
+    if _status(exc) != 400:
+        return None
+    m = _CONTEXT_SAID.search(str(exc))
+    value = int(next(g for g in m.groups() if g)) if m else 0
+    return value if value > 0 else None
+
+
 @dataclass
 class Reply:
     text: str
@@ -182,6 +207,18 @@ def context_tokens(model: Any) -> int | None:
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
+def learn_context(model: Any, tokens: int) -> bool:
+    """Record the context a server stated on the model (``context_tokens`` reads it); False when it cannot be."""
+    metadata = getattr(model, "metadata", None)
+    if isinstance(metadata, dict):
+        metadata["context_tokens"] = tokens
+        return True
+    if isinstance(getattr(model, "num_ctx", None), int):
+        model.num_ctx = tokens
+        return True
+    return False
+
+
 def estimate_tokens(text: str) -> int:
     """A safe-side estimate of the tokens ``text`` takes (``BYTES_PER_TOKEN``)."""
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
@@ -231,25 +268,36 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-# Chat models whose server refused a form of JSON schema: the form that worked ("json_object") or None (none did),
-# used from then on (a refusal costs a failed request, and the openai client retries a 5xx once). By the model
-# object's identity, confirmed by a weak reference (chat models are not hashable), so the entry goes with the model,
-# that is with its session.
-_SCHEMA_FORM: dict[int, tuple[weakref.ref, str | None]] = {}
+# What a session learned about its chat model's server, by the model object's identity, confirmed by a weak reference
+# (chat models are not hashable), so the entry goes with the model, that is with its session:
+# "form": the form of JSON schema that worked after a refusal ("json_object") or None (none did), used from then on
+# (a refusal costs a failed request, and the openai client retries a 5xx once); "timeouts": calls in a row that timed
+# out (``MAX_TIMEOUTS_IN_A_ROW`` of them and the model is not asked again).
+_LEARNED: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+MAX_TIMEOUTS_IN_A_ROW = 2
+
+
+def _learned(model: Any) -> dict[str, Any]:
+    """What was learned about ``model``'s server so far (a fresh dict, not kept, for a model that cannot be)."""
+    key = id(model)
+    entry = _LEARNED.get(key)
+    if entry is not None and entry[0]() is model:
+        return entry[1]
+    found: dict[str, Any] = {}
+    try:
+        _LEARNED[key] = (weakref.ref(model, lambda _ref: _LEARNED.pop(key, None)), found)
+    except TypeError:  # not weakly referable: asked the first way each time, as before
+        pass
+    return found
 
 
 def _schema_form(model: Any) -> str | None:
     """The form of JSON schema this model's server takes: "json_schema" until it refused one."""
-    entry = _SCHEMA_FORM.get(id(model))
-    return entry[1] if entry is not None and entry[0]() is model else "json_schema"
+    return _learned(model).get("form", "json_schema")
 
 
 def _remember_form(model: Any, form: str | None) -> None:
-    key = id(model)
-    try:
-        _SCHEMA_FORM[key] = (weakref.ref(model, lambda _ref: _SCHEMA_FORM.pop(key, None)), form)
-    except TypeError:  # not weakly referable: asked the first way each time, as before
-        pass
+    _learned(model)["form"] = form
 
 
 def _refused(exc: BaseException) -> bool:
@@ -264,11 +312,20 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
     ``schema``: the JSON schema the reply is asked to follow (``with_options``); a server refusing it (HTTP 400 or
     422, or a server error: llama-cpp-python's server answers the OpenAI form with HTTP 500) is asked in
     llama-cpp-python's ``json_object`` form, then without a schema, and ``Reply.notes`` says so with the server's
-    reason; the form that worked is used for that model from then on (``_SCHEMA_FORM``). The whole call is bounded by
+    reason; the form that worked is used for that model from then on (``_LEARNED``). The whole call is bounded by
     ``call_timeout(model)`` (``ModelTimeout`` past it; the abandoned request is left to end on its own, which
-    graph/models.py bounds on the wire). The reply is cut at ``MAX_REPLY_CHARS`` before its think blocks are
+    graph/models.py bounds on the wire); after ``MAX_TIMEOUTS_IN_A_ROW`` calls in a row that timed out the model is not
+    asked again (``ModelTimeout`` at once; the caller records it and its heuristic answers): a one-slot server still
+    generating an abandoned reply would time the next call out too, and a session would wait out every call. The
+    reply is cut at ``MAX_REPLY_CHARS`` before its think blocks are
     stripped, and the cut is noted in ``Reply.notes``.
     """
+    learned = _learned(model)
+    if learned.get("timeouts", 0) >= MAX_TIMEOUTS_IN_A_ROW:
+        raise ModelTimeout(
+            f"not asked: the model timed out {learned['timeouts']} times in a row (a busy or too slow server); "
+            "the heuristics answer for the rest of this session"
+        )
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
     notes: list[str] = []
     form = _schema_form(model) if schema is not None else None
@@ -278,6 +335,11 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
     try:
         reply = _invoke(model, messages, schema, options, form or "json_schema")
     except Exception as exc:
+        if isinstance(exc, ModelTimeout):
+            learned["timeouts"] = learned.get("timeouts", 0) + 1
+        tokens = reported_context(exc)
+        if tokens is not None:  # not a refusal of the schema: the prompt is longer than the server's context
+            raise ContextExceeded(tokens, error_text(exc)) from exc
         if schema is None or not _refused(exc):
             raise
         reply = None
@@ -293,6 +355,7 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
             notes.append(f"the server refused the JSON schema ({error_text(exc)}): asked again without it")
             reply = _invoke(model, messages, None, options)
             _remember_form(model, None)
+    learned["timeouts"] = 0
     content = reply.content if hasattr(reply, "content") else reply
     if isinstance(content, list):  # content blocks
         content = " ".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
@@ -388,11 +451,28 @@ class ModelUsage:
         The fields are fitted to the model's context first (``fit_prompt``); a prompt with a ``reply`` type asks
         for that JSON schema, and a reply that does not follow it is noted (the caller's text parser reads it).
         """
-        fields, cut = fit_prompt(prompt, fields, context_tokens(model))
-        system, user = prompt.render(**fields)
+        context = context_tokens(model)
+        fitted, cut = fit_prompt(prompt, fields, context)
+        system, user = prompt.render(**fitted)
         self.calls += 1
         self.by_node[self.node] = self.by_node.get(self.node, 0) + 1
-        reply = call_model(model, system, f"{user}\n{then}" if then else user, prompt.schema(), **prompt.options)
+        try:
+            reply = call_model(model, system, f"{user}\n{then}" if then else user, prompt.schema(), **prompt.options)
+        except ContextExceeded as exc:
+            # the server did not report its context (llama-cpp-python) and the setting (num_ctx) overstated it:
+            # learned from the refusal, for this call and the session's next ones, and asked once more, fitted
+            if (context is not None and exc.tokens >= context) or not learn_context(model, exc.tokens):
+                raise
+            fitted, cut = fit_prompt(prompt, fields, exc.tokens)
+            system, user = prompt.render(**fitted)
+            self.calls += 1
+            self.by_node[self.node] += 1
+            reply = call_model(model, system, f"{user}\n{then}" if then else user, prompt.schema(), **prompt.options)
+            reply.notes.insert(
+                0,
+                f"the server's context is {exc.tokens:,} tokens (it refused a longer prompt): "
+                "prompts fitted to it from now on",
+            )
         if cut:
             reply.notes.insert(0, cut)
         if prompt.reply is not None and reply.text and not prompt.fits(reply.text):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, first_line, parse_json_object
+from saturate.nodes.reading.grounding import on_task
 
 
 class PlanReply(BaseModel):
@@ -34,6 +35,8 @@ def _clean_queries(value, task: str, fallbacks: list[str]) -> list[str]:
         q = first_line(str(q))[:MAX_QUERY_CHARS] if isinstance(q, (str, int, float)) else ""
         if q and PLAN.echoes(q, task):  # "first query", "second query": the prompt's example, copied
             fallbacks.append(f"planned query {q!r} only repeats the prompt's words: dropped")
+        elif q and not on_task(q, task):  # nothing is retrieved yet: a planned query must be about the task
+            fallbacks.append(f"planned query {q!r} shares no word with the task: dropped")
         elif q and q.lower() not in {o.lower() for o in out}:
             out.append(q)
     return out[:2]

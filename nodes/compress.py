@@ -4,7 +4,9 @@ Merges the round's results into the accepted set and updates the rolling
 knowledge state, capped at ``knowledge_max_chars``. Round 1 (empty knowledge)
 takes the result bodies directly. Later rounds ask the chat model to merge
 when one is configured, else use an extractive merge: keep the sentences that
-add the most new words, under the cap.
+add the most new words, under the cap. A line of the model's merge stays only when it is grounded in what it
+merged (``reading.grounding``: most of its words occur in the knowledge or the new results); the others are
+dropped (noted), and a merge with no grounded line is replaced by the extractive one.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
+from saturate.nodes.reading.grounding import grounded, vocabulary
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings_of import settings_of
@@ -77,6 +80,17 @@ def extractive_merge(knowledge: str, new_texts: list[str], cap: int) -> str:
     return "\n".join(cands[i] for i in sorted(chosen))
 
 
+def grounded_lines(reply: str, merged: list[str], fallbacks: list[str]) -> str:
+    """The lines of a model's merge whose words mostly occur in what it merged; the dropped ones counted in a note."""
+    known = vocabulary(merged)
+    lines = [line for line in reply.splitlines() if line.strip()]
+    kept = [line for line in lines if grounded(line, known)]
+    if len(kept) < len(lines):
+        dropped = len(lines) - len(kept)
+        fallbacks.append(f"{dropped} line(s) of the model's merge are not in the knowledge or results: dropped")
+    return "\n".join(kept)
+
+
 def compress(state: ResearchState, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
     settings = settings_of(state, runtime.context)
@@ -101,9 +115,10 @@ def compress(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 reply = usage.call(
                     model, COMPRESS, task=state["task"], knowledge=knowledge, results="\n".join(bodies(fresh))
                 ).text
-                new_knowledge, method = clip_lines(reply, cap), "model"
+                kept = grounded_lines(reply, [knowledge, *bodies(fresh)], fallbacks)
+                new_knowledge, method = clip_lines(kept, cap), "model"
                 if not new_knowledge.strip():
-                    fallbacks.append("model returned an empty merge; used extractive merge")
+                    fallbacks.append("model returned no grounded merge; used extractive merge")
                     new_knowledge = ""
             except Exception as exc:  # recorded; the extractive merge takes over
                 errors.append(f"compress model: {error_text(exc)}")

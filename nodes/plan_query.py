@@ -10,7 +10,8 @@ slot not filled yet — its resolved subject (the bridge found so far) and its
 relation words (``reading.slots.slot_query``) — or, once every slot holds a value, for
 the first value not yet confirmed. When there is nothing new to ask that way,
 the model writes one gap-filling query (temperature 0.3, at most 60 tokens,
-first line, quotes stripped) or, without a model or when its query is unusable,
+first line, quotes stripped; searched only when it shares a word with the task or is made of the accepted
+results' words, ``reading.grounding``) or, without a model or when its query is unusable,
 the task gets the most salient names found in accepted results that the task
 and earlier queries do not contain yet (pseudo-relevance feedback). No query is
 asked twice verbatim. A query a reviewer sent the session back with (``review_queries``) is asked before
@@ -28,7 +29,8 @@ from saturate.nodes._guard import require_input
 from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, error_text, first_line
 from saturate.nodes._plan import model_plan
 from saturate.nodes.reading.chain import parse_chains
-from saturate.nodes.reading.salience import gap_query
+from saturate.nodes.reading.grounding import query_grounded, vocabulary
+from saturate.nodes.reading.salience import gap_query, result_text
 from saturate.nodes.reading.slots import slot_query
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
@@ -41,6 +43,10 @@ GAP_QUERY = Prompt(
     options={"temperature": 0.3, "num_predict": 60},
     trim=("knowledge",),
 )
+
+
+def result_texts(state: ResearchState) -> list[str]:
+    return [result_text(r) for r in (state.get("results") or {}).values()]
 
 
 def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
@@ -97,6 +103,10 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 line = first_line(reply.text)[:MAX_QUERY_CHARS]
                 if line and GAP_QUERY.echoes(line, task):
                     fallbacks.append(f"model query {line!r} only repeats the prompt's words: used gap terms")
+                elif line and not query_grounded(line, task, vocabulary(result_texts(state))):
+                    fallbacks.append(
+                        f"model query {line!r} is neither about the task nor made of the sources' words: used gap terms"
+                    )
                 elif line and line.lower() not in seen:
                     query, planner = line, "model"
                 else:

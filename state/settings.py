@@ -522,7 +522,8 @@ class Settings(BaseModel):
         default=60.0,
         gt=0,
         le=3600,
-        description="Wall-clock limit of one source's loop (a hanging search included); recorded when it trips.",
+        description="Wall-clock limit of one source's searching (a hanging search included); its model decisions are "
+        "not counted (each is bounded by `model_timeout_s`); recorded when it trips.",
     )
     model_call_budget: int = Field(
         default=100,

@@ -217,3 +217,33 @@ def test_a_reader_that_cannot_load_is_noted_and_the_rules_answer(home, monkeypat
     assert result.debug["answer"] == "extractive" and result.answer
     assert any("is damaged" in n and "the extractive rules answered" in n for n in result.debug["notes"])
     check_contract(result)
+
+
+def test_an_uncited_model_answer_gets_its_citations_found_in_code(home, musique_source):
+    # SmolLM2-135M on llama-cpp-python never wrote a [n]: its answer is cited sentence by sentence with the source
+    # holding the sentence's words beyond the task's; an invented sentence (in no source) is dropped, noted
+    reply = "The waterfall is Victoria Falls on the Zambezi River. It was painted by Claude Monet in Giverny."
+    script = OllamaScript(plan=[PLAN], compress=["- Bubye River is in Zimbabwe."], decide=[reply])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="uncited", source=musique_source, **model_kw(server))
+    assert result.debug["answer"] == "model", result.debug["notes"]
+    first = cited(result.answer)
+    assert result.answer == f"The waterfall is Victoria Falls on the Zambezi River. [{first[0]}]"
+    assert "Victoria Falls" in result.sources[first[0] - 1].title + result.sources[first[0] - 1].excerpt
+    assert any(
+        "cited with the source that holds its words (1 sentence(s) in no source dropped)" in n
+        for n in result.debug["notes"]
+    )
+    check_contract(result)
+
+
+def test_an_uncited_model_answer_in_no_source_is_replaced_and_noted(home, musique_source):
+    reply = "Claude Monet painted water lilies in Giverny."
+    script = OllamaScript(plan=[PLAN], compress=["- x"], decide=[reply])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="invented", source=musique_source, **model_kw(server))
+    assert result.debug["answer"] != "model" and "Monet" not in result.answer
+    assert (
+        "model answer cited no source and no sentence of it is in one: extractive answer used"
+        in (result.debug["notes"])
+    )

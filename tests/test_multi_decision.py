@@ -156,3 +156,24 @@ def test_token_budget_trips(home, musique_source):
     trips = [s for s in result.debug["safety"] if s["kind"] == "budget"]
     assert len(trips) == 1 and "model_token_budget 5 spent" in trips[0]["detail"]
     assert result.loops[0].stop_reason in ("saturated", "ceiling")
+
+
+def test_a_decision_slower_than_the_loop_limit_does_not_stop_the_loop(home, musique_source):
+    """On a CPU server one decision took longer than the loop's whole wall-clock limit, so the loops stopped after 1-2
+    queries (issue 34): the limit is the loop's searching; each decision is bounded by model_timeout_s instead."""
+    slow = [
+        {"sleep": 0.6, "text": decision("continue", "Victoria Falls Zimbabwe")},
+        {"sleep": 0.6, "text": decision("continue", "Zambezi River waterfalls")},
+        {"sleep": 0.6, "text": decision("stop")},
+    ]
+    script = OllamaScript(plan=[PLAN], source_decision=slow, decide=["The waterfall is Victoria Falls [1]."])
+    with OllamaServer(script) as server:
+        research_multi(
+            BUBYE, sources={"m": musique_source}, thread_id="slow", source_loop_timeout_s=0.5, **model_kw(server)
+        )
+    state = session_state("slow")
+    events = state["audit"]
+    assert [ev["decided_by"] for ev in events] == ["model", "model", "model"], events
+    assert [ev["action"] for ev in events] == ["continue", "continue", "stop"]
+    loop = state["loops"][0]
+    assert loop["stop_reason"] == "model" and not loop["timed_out"] and loop["elapsed_s"] > 1.5

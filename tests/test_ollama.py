@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from saturate.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.bench.ollama_script import OllamaScript, OllamaServer, role_of
 from saturate.cli import main
 from saturate.graph import research, resume, session_state, verify
 from saturate.graph.models import ModelUnavailable
@@ -250,6 +250,36 @@ def test_the_prompts_example_copied_is_never_searched(home, musique_source):
     assert any("'Next query:' only repeats the prompt's words" in f for f in fallbacks), fallbacks
 
 
+def test_what_a_small_model_invents_never_steers_the_session(home, musique_source):
+    """SmolLM2 on a real server, asked about a novel, planned "Jazz" and "Boys World", decomposed the question into a
+    slot about "The Sliots", merged "The original sentence is:" into the knowledge and asked it as a gap query (issue
+    34): each is checked against the task and the sources (reading.grounding) and dropped, noted."""
+    invented = '{"queries": ["Jazz", "Boys World"]}'
+    sliots = json.dumps({"chains": [{"question": "q", "slots": [{"subject": "The Sliots", "relation": "splits"}]}]})
+    script = OllamaScript(
+        plan=[invented, invented],
+        decompose=[sliots, sliots],
+        novelty=["8"],
+        gap=["The original sentence is:"],
+        compress=["The original sentence is:\n- The Bubye River is a tributary of the Limpopo River."],
+        fill=["{}"],
+    )
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="inv", source=musique_source, mode="fixed", fixed_rounds=3, **model_kw(server))
+    state = session_state("inv")
+    records = state["records"]
+    asked = [r["query"] for r in records]
+    assert not {"Jazz", "Boys World", "The original sentence is:"} & set(asked), asked
+    assert state["planned_queries"] == [BUBYE]  # both plans invented: the task itself
+    assert "The Sliots" not in json.dumps(state["chains"])  # the question's syntax was parsed instead
+    fallbacks = [f for r in records for f in r["fallbacks"]]
+    assert any("'Jazz' shares no word with the task: dropped" in f for f in fallbacks), fallbacks
+    assert any("decomposition unusable twice" in f for f in fallbacks), fallbacks
+    assert "The original sentence" not in state["knowledge"] and "Limpopo" in state["knowledge"]
+    assert any("1 line(s) of the model's merge are not in the knowledge or results: dropped" in f for f in fallbacks)
+    assert any("'The original sentence is:' is neither about the task" in f for f in fallbacks), fallbacks
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -338,6 +368,30 @@ def test_slow_reply_beyond_timeout(home, musique_source):
     assert result.outcome == "answer"
 
 
+def test_a_model_that_times_out_twice_in_a_row_is_not_asked_again(home, musique_source):
+    """On a one-slot CPU server a call that timed out keeps the slot busy, so the next one times out too and a
+    session waited out every call (issue 34): after two timeouts in a row the session goes on without the model."""
+    slow = {"sleep": 1.5, "text": "9"}
+    script = OllamaScript(plan=[slow], decompose=[slow], fill=[slow], novelty=[slow], compress=[slow], decide=[slow])
+    with OllamaServer(script) as server:
+        result = research(
+            BUBYE,
+            thread_id="busy",
+            source=musique_source,
+            novelty_method="model",
+            mode="fixed",
+            fixed_rounds=3,
+            model_timeout_s=0.4,
+            **model_kw(server),
+        )
+    assert len(script.requests) == 2, [role_of(r) for r in script.requests]
+    records = session_state("busy")["records"]
+    errors = [e for r in records for e in r["errors"]] + result.debug["notes"]
+    assert sum("no complete reply within 0.4 s" in e for e in errors) == 2, errors
+    assert any("not asked: the model timed out 2 times in a row" in e for e in errors), errors
+    assert result.outcome == "answer" and result.answer and result.debug["answer"] != "model"
+
+
 def test_cli_model_flag_and_resume_rebuilds_the_model(home, musique_source, musique_corpus, capsys):
     script = OllamaScript(
         plan=[PLAN], novelty=["8", "8", "1"], gap=["Victoria Falls"], compress=["- f"], decide=["Victoria Falls [1]."]
@@ -373,3 +427,30 @@ def test_bench_model_reports_no_processing_of_rejected_rounds(home, capsys):
         assert out[method]["calls_per_accepted_round_judge"] >= 1  # the plan or gap query at least
     assert out["model"]["calls_per_accepted_round_judge"] > out["heuristic"]["calls_per_accepted_round_judge"]
     assert out["rejected_rounds_processed"] == 0
+
+
+def test_bench_real_model_compares_no_model_and_the_model_side_by_side(home, capsys):
+    """`saturate bench real-model` on one musique and one webq question against a scripted server: both arms per
+    question, the structured replies counted (the scripted plan follows its schema; the fill reply does not)."""
+    script = OllamaScript(plan=[PLAN], decompose=[DECOMPOSE], fill=["not json"], compress=["- x"], decide=["x"])
+    with OllamaServer(script) as server:
+        argv = ["bench", "real-model", "--musique", "1", "--hotpotqa", "0", "--webq", "1", "--json"]
+        assert main([*argv, "--model", "ollama:qwen-test", "--ollama-host", server.url, "--max-rounds", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    runs = out["runs"]
+    assert [(r["set"], r["arm"]) for r in runs] == [
+        ("musique", "no model"),
+        ("musique", "ollama:qwen-test"),
+        ("webq", "no model"),
+        ("webq", "ollama:qwen-test"),
+    ]
+    bare, model = out["arms"]["no model"]["all"], out["arms"]["ollama:qwen-test"]["all"]
+    assert bare["calls"] == 0 and bare["structured"] == 0 and bare["schema_valid"] is None
+    assert model["calls"] > 0 and 0 < model["schema_valid"] < 1  # the plans validate, "not json" does not
+    assert model["fell_back"] == 1.0  # "x" cites nothing and is in no source: the answer fell back, both sessions
+    assert model["model_answer"] == 0.0
+
+
+def test_bench_real_model_needs_a_model(home, capsys):
+    assert main(["bench", "real-model", "--musique", "1"]) == 2
+    assert "needs --model" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from saturate.bench.ollama_script import OllamaScript, OllamaServer
+from saturate.bench.ollama_script import OllamaScript, OllamaServer, role_of
 from saturate.cli import main
 from saturate.graph import research, session_state
 from saturate.graph.models import ModelUnavailable, make_chat_model, resolve_chat_model
@@ -331,6 +331,32 @@ def test_a_session_fits_its_prompts_to_a_small_served_context(home, key, musique
     text = "".join(m["content"] for m in decide["messages"])
     assert estimate_tokens(text) <= 1024 - DECIDE.options["num_predict"] - 64
     assert any("decide: prompt of ~" in n and "1,024-token context" in n for n in result.debug["notes"])
+
+
+def test_a_context_the_server_does_not_report_is_learned_from_its_refusal(home, key, musique_source):
+    """llama-cpp-python reports no context (its default is 2,048 tokens) and refuses a longer prompt with HTTP 400
+    naming it: the call is fitted to the context the refusal states and asked once more, and the session's later
+    prompts are fitted to it from the start (issue 34, item 7)."""
+    s = OllamaScript(models=["qwen-test"], api_key=KEY, n_ctx=1024, plan=[PLAN], compress=["- x"], decide=["x"])
+    with OllamaServer(s) as server:
+        result = research(
+            BUBYE, thread_id="ctx", source=musique_source, mode="fixed", fixed_rounds=3, **openai_kw(server)
+        )
+
+    def size(request: dict) -> int:
+        return sum(len(m["content"].encode()) for m in request["messages"]) // 3 + request["max_tokens"]
+
+    over = [i for i, r in enumerate(s.requests) if size(r) > 1024]
+    assert len(over) == 1, over  # refused once; that call asked again, fitted, and every later one fitted at once
+    learned = role_of(s.requests[over[0]])
+    assert role_of(s.requests[over[0] + 1]) == learned and size(s.requests[over[0] + 1]) <= 1024
+    text = "".join(m["content"] for m in s.by_role("decide")[-1]["messages"])
+    assert estimate_tokens(text) <= 1024 - DECIDE.options["num_predict"] - 64
+    state = session_state("ctx")
+    said = f"{learned}: the server's context is 1,024 tokens (it refused a longer prompt): prompts fitted to it"
+    notes = [n for r in state["records"] for n in r["fallbacks"]] + result.debug["notes"]
+    assert any(said in n for n in notes), notes
+    assert not [e for r in state["records"] for e in r["errors"]] and not any(" model:" in n for n in notes)
 
 
 # --- Ollama: format with the schema, thinking kept out ---------------------------------------------------------

@@ -57,7 +57,10 @@ class OllamaScript:
     ``refuse_schema`` answers a request carrying ``response_format`` with HTTP 400, as servers without
     structured output do (an int: that status, for the OpenAI ``json_schema`` form only; 500 answers as
     llama-cpp-python's server does, with a multi-line error whose reason is past its first line, and takes the
-    schema in its own ``json_object`` form). /api/embed requests are kept in ``embed_requests`` and
+    schema in its own ``json_object`` form). ``n_ctx``: the context of an OpenAI-protocol server that does not report
+    it (llama-cpp-python): a chat request whose messages (a token per 3 bytes) and ``max_tokens`` exceed it is refused
+    with HTTP 400 and the OpenAI wording, "maximum context length is N tokens", as llama-cpp-python does. /api/embed
+    requests are kept in ``embed_requests`` and
     answered with ``embed_vector`` (``embed_dim`` dimensions) unless an ``embed`` role is scripted
     ({"status": ...} / {"sleep": s}).
     """
@@ -71,11 +74,13 @@ class OllamaScript:
         model_info: dict | None = None,
         props: dict | None = None,
         refuse_schema: bool | int = False,
+        n_ctx: int | None = None,
         **replies,
     ):
         self.models = list(models)
         self.embed_dim = embed_dim
         self.api_key, self.model_info, self.props, self.refuse_schema = api_key, model_info or {}, props, refuse_schema
+        self.n_ctx = n_ctx
         self.replies = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in replies.items()}
         self.requests: list[dict] = []
         self.embed_requests: list[dict] = []
@@ -225,6 +230,16 @@ def _handler(script: OllamaScript):
         def _openai_chat(self, body: dict) -> None:
             with script.lock:
                 script.requests.append(body)
+            if script.n_ctx is not None:
+                size = sum(len(str(m.get("content", "")).encode()) for m in body.get("messages", [])) // 3
+                wanted = size + int(body.get("max_tokens") or 0)
+                if wanted > script.n_ctx:
+                    message = (
+                        f"This model's maximum context length is {script.n_ctx} tokens. However, you requested "
+                        f"{wanted} tokens. Please reduce the length of the messages or completion."
+                    )
+                    self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
+                    return
             kind = (body.get("response_format") or {}).get("type")
             code = 400 if script.refuse_schema is True else int(script.refuse_schema)
             if code and kind and not (code != 400 and kind == "json_object"):

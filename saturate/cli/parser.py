@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "bench",
-        help="benchmarks: research (default), natural, tune, retrieval, reader, perf, model, verify, multi, batch",
+        help="benchmarks: research (default), natural, tune, retrieval, reader, perf, model, verify, multi, batch, "
+        "real-model",
         add_later=bench.add_arguments,
     )
 

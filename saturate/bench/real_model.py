@@ -1,0 +1,180 @@
+"""The real-model benchmark: the same public questions with no model and with a real model, in the same run.
+
+    saturate bench real-model --model openai:smollm2 --openai-base-url http://127.0.0.1:8089/v1 \\
+        --model-timeout-s 120 [--musique 20] [--hotpotqa 30] [--webq 30] [--data DIR] [--json]
+
+The first N questions of each set (musique and hotpotqa on their closed corpora, webq on the embedded corpus; the
+evaluation data's, ``--data`` or $SATURATE_EVAL_DATA) run as real sessions of the graph, each twice: without a model
+(the heuristics and the trained reader) and with the model the setting flags name (every model path: plan, decompose,
+fill, novelty when asked, compress, gap queries, the answer). Nothing is tuned here: it measures. Per arm:
+
+- ``answer``: share of sessions whose answer holds a gold answer (case-blind substring, as ``bench natural``);
+- ``model_answer``: share whose answer is the model's (cited: its own ``[n]`` or found in code), not a fallback's;
+- ``schema_valid``: share of the structured replies (plan, decompose, fill, stance, the loop decision) that follow
+  their JSON schema (the others are read by the text parser);
+- ``fell_back``: share of sessions where some model step fell back to the heuristics (a failed call, an unusable or
+  invented reply, an answer replaced);
+- ``calls`` and ``seconds`` per session.
+
+The structured replies are counted by wrapping ``ModelUsage.call`` for the run (instrumentation of the benchmark,
+not of the product). The model's server is the user's: start it first (README, "Your own stack").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from saturate.bench.natural import hit
+from saturate.bench.research import load_jsonl, open_corpus
+from saturate.graph.api import InputError
+from saturate.graph.build import build_graph
+from saturate.graph.models import resolve_chat_model
+from saturate.graph.paths import eval_data, home_dir
+from saturate.nodes._model import ModelUsage
+from saturate.state.context import Context
+from saturate.state.graph_state import initial_state
+from saturate.state.settings import load_settings
+
+SETS = ("musique", "hotpotqa", "webq")
+# what a fallback to the heuristics says in a record (nodes/*: "model error: ...", "... heuristic values kept", ...)
+FELL_BACK = ("heuristic", "extractive answer used", "parsed instead", "planned the task itself", "used gap terms")
+
+
+@dataclass
+class Run:
+    set: str
+    task_id: str
+    arm: str
+    answer: bool
+    method: str
+    structured: int
+    schema_valid: int
+    fell_back: bool
+    calls: int
+    seconds: float
+
+
+@contextmanager
+def counting_replies() -> Iterator[dict[str, int]]:
+    """Counts the structured replies and those that follow their schema while the block runs."""
+    counts = {"structured": 0, "valid": 0}
+    real = ModelUsage.call
+
+    def call(self: ModelUsage, model: Any, prompt, **kw: Any):
+        reply = real(self, model, prompt, **kw)
+        if prompt.reply is not None:
+            counts["structured"] += 1
+            counts["valid"] += bool(reply.text and prompt.fits(reply.text))
+        return reply
+
+    with mock.patch.object(ModelUsage, "call", call):
+        yield counts
+
+
+def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, chat_model: Any) -> Run:
+    settings = load_settings(overrides, env={})
+    with counting_replies() as counts:
+        t0 = time.perf_counter()
+        out = graph.invoke(
+            initial_state(task["question"], settings), context=Context(source=source, chat_model=chat_model)
+        )
+        seconds = time.perf_counter() - t0
+    result = out.get("result") or {}
+    debug = result.get("debug") or {}
+    notes = [n for r in out.get("records") or [] for n in [*r.get("fallbacks", []), *r.get("errors", [])]]
+    notes += list(debug.get("notes") or [])
+    return Run(
+        set=name,
+        task_id=str(task.get("id", "")),
+        arm=arm,
+        answer=hit(result.get("answer", ""), list(task.get("answers") or [])),
+        method=str(debug.get("answer", "")),
+        structured=counts["structured"],
+        schema_valid=counts["valid"],
+        fell_back=chat_model is not None and any(k in n for n in notes for k in FELL_BACK),
+        calls=int(debug.get("model_calls") or 0),
+        seconds=seconds,
+    )
+
+
+def summarize(runs: list[Run]) -> dict:
+    n = len(runs) or 1
+    structured = sum(r.structured for r in runs)
+    return {
+        "sessions": len(runs),
+        "answer": round(sum(r.answer for r in runs) / n, 3),
+        "model_answer": round(sum(r.method == "model" for r in runs) / n, 3),
+        "schema_valid": round(sum(r.schema_valid for r in runs) / structured, 3) if structured else None,
+        "structured": structured,
+        "fell_back": round(sum(r.fell_back for r in runs) / n, 3),
+        "calls": round(sum(r.calls for r in runs) / n, 2),
+        "seconds": round(sum(r.seconds for r in runs) / n, 1),
+    }
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
+    for name, default in zip(SETS, (20, 30, 30)):
+        p.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"first N {name} questions (0: none)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(overrides={})
+
+
+def run(args) -> int:
+    overrides = dict(getattr(args, "overrides", None) or {})
+    if not overrides.get("model"):
+        raise InputError("saturate bench real-model needs --model (e.g. openai:smollm2 with --openai-base-url)")
+    if any(getattr(args, name) < 0 for name in SETS):
+        raise InputError("question counts must be 0 or more")
+    settings = load_settings(overrides)  # bad settings are bad input (exit 2) before any work
+    resolve_chat_model(settings)  # an unreachable server or a model it does not serve: a one-line error here
+    data = eval_data(args.data)
+    say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
+    graph = build_graph()
+    bare = {k: v for k, v in overrides.items() if k not in ("model", "openai_base_url", "ollama_host")}
+    runs: list[Run] = []
+    t0 = time.perf_counter()
+    for name in SETS:
+        count = getattr(args, name)
+        if not count:
+            continue
+        tasks = load_jsonl(data / name / "tasks.jsonl")[:count]
+        corpus = data / name / "corpus.jsonl"
+        source = open_corpus(corpus if corpus.exists() else None, home_dir() / "index", settings)
+        for i, task in enumerate(tasks):
+            for arm, given in (("no model", bare), (settings.model or "model", overrides)):
+                # a fresh client per session, as `saturate research` builds one (what it learns stays in it)
+                model = resolve_chat_model(settings)[0] if given is overrides else None
+                runs.append(run_task(graph, source, name, task, {**given, "seed": i + 1}, arm, model))
+                say(f"{name} {i + 1}/{len(tasks)} {json.dumps(asdict(runs[-1]))}")  # a partial run keeps its rows
+    arms = list(dict.fromkeys(r.arm for r in runs))
+    table = {
+        arm: {
+            "all": summarize([r for r in runs if r.arm == arm]),
+            **{s: summarize([r for r in runs if r.arm == arm and r.set == s]) for s in SETS if getattr(args, s)},
+        }
+        for arm in arms
+    }
+    out = {"arms": table, "seconds": round(time.perf_counter() - t0, 1)}
+    if args.json:
+        print(json.dumps({**out, "runs": [asdict(r) for r in runs]}, indent=2))
+        return 0
+    cols = ("answer", "model_answer", "schema_valid", "fell_back", "calls", "seconds")
+    print(f"{'arm':<18}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
+    for arm, by_set in table.items():
+        for name, s in by_set.items():
+            cells = "".join(f"{'-' if s[c] is None else s[c]:>14}" for c in cols)
+            print(f"{arm:<18}{name:<10}{s['sessions']:>9}{cells}")
+    given = sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:]
+    print(f"command: saturate bench {' '.join(given)}".rstrip())
+    print(f"wall time {out['seconds']} s")
+    return 0
