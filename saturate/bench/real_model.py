@@ -61,6 +61,7 @@ class Run:
     fell_back: bool
     calls: int
     seconds: float
+    answer_note: str  # what became of the model's answer (its note in the result), "" when none
 
 
 @contextmanager
@@ -103,6 +104,7 @@ def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, ch
         fell_back=chat_model is not None and any(k in n for n in notes for k in FELL_BACK),
         calls=int(debug.get("model_calls") or 0),
         seconds=seconds,
+        answer_note=next((n for n in debug.get("notes") or [] if "model answer" in n or "decide" in n), ""),
     )
 
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from saturate.nodes.reading.grounding import folded_terms, grounded, on_task, query_grounded, share_in, vocabulary
+from saturate.nodes.reading.grounding import (
+    folded_terms,
+    grounded,
+    names_in,
+    on_task,
+    query_grounded,
+    share_in,
+    supported,
+    vocabulary,
+)
 
 TASK = "Who wrote the novel Pride and Prejudice?"
 SOURCES = vocabulary(
@@ -44,3 +53,21 @@ def test_grounded_needs_half_of_the_words():
     assert grounded("Jane Austen wrote six novels", SOURCES)
     assert not grounded("Charles Dickens wrote Bleak House", SOURCES)
     assert not grounded("", SOURCES) and not grounded("the of and", SOURCES)  # no content words: nothing grounds
+
+
+def test_names_and_numbers_of_a_sentence():
+    assert names_in("The Three Musketeers was written by William Shakespeare in 1601.") == {
+        "three",
+        "musketeer",
+        "william",
+        "shakespeare",
+        "1601",
+    }
+    assert names_in("Written in 1813 by Jane Austen.") == {"1813", "jane", "austen"}  # the first word is no name
+
+
+def test_a_sentence_is_supported_only_with_every_name_it_adds():
+    assert supported("Pride and Prejudice was written by Jane Austen.", TASK, SOURCES)
+    # half of its words are in the sources, but not the name it adds: what SmolLM2 answered, citing a real source
+    assert not supported("Pride and Prejudice is an English novel written by William Shakespeare.", TASK, SOURCES)
+    assert not supported("Who wrote the novel Pride and Prejudice?", TASK, SOURCES)  # an echo adds nothing
