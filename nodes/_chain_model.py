@@ -119,6 +119,19 @@ def model_chains(model, task: str, usage: ModelUsage, fallbacks: list[str]) -> l
     return chains
 
 
+def fill_schema(labels: list[str]) -> dict:
+    """The fill reply's JSON schema for these slots: exactly their keys, each a string or null. A server that
+    constrains its output to it (llama.cpp's grammar) cannot write another key: with ``FILL``'s general schema
+    (any key) SmolLM2 began a key with the prompt's passages and ran out of tokens inside it."""
+    value = {"anyOf": [{"type": "string", "maxLength": 200}, {"type": "null"}]}
+    return {
+        "type": "object",
+        "properties": {label: value for label in labels},
+        "required": labels,
+        "additionalProperties": False,
+    }
+
+
 def model_fill(
     model, task: str, chains: list[dict], reading: Reading, usage: ModelUsage, notes: list[str]
 ) -> list[dict]:
@@ -134,7 +147,9 @@ def model_fill(
     for d in reading.docs[:FILL_PASSAGES]:
         text = " ".join(x.text for x in reading.sentences if x.doc == reading.docs.index(d))
         passages.append(f"[{d.n}] {defuse(d.title)}: {defuse(clip(text, PASSAGE_CHARS))}")
-    reply = usage.call(model, FILL, task=task, slots="\n".join(lines), passages="\n".join(passages))
+    reply = usage.call(
+        model, FILL, task=task, slots="\n".join(lines), passages="\n".join(passages), schema=fill_schema(list(labels))
+    )
     values = parse_json_object(reply.text)
     if not isinstance(values, dict):
         notes.append(f"fill reply is not the JSON asked for ({reply.text[:60]!r}): heuristic values kept")

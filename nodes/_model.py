@@ -445,11 +445,12 @@ class ModelUsage:
         self.notes: list[str] = []  # what was done to the replies (cuts), for the node's fallbacks
         self.by_node: dict[str, int] = {}  # calls per purpose (a node may merge another's usage: merge)
 
-    def call(self, model: Any, prompt: Prompt, *, then: str = "", **fields: Any) -> Reply:
+    def call(self, model: Any, prompt: Prompt, *, then: str = "", schema: dict | None = None, **fields: Any) -> Reply:
         """One call of ``prompt`` with ``fields``; ``then`` is appended to the user text (a retry's reminder).
 
         The fields are fitted to the model's context first (``fit_prompt``); a prompt with a ``reply`` type asks
-        for that JSON schema, and a reply that does not follow it is noted (the caller's text parser reads it).
+        for that JSON schema (or ``schema``, a narrower one for this call: the slot fill's own keys), and a reply
+        that does not follow it is noted (the caller's text parser reads it).
         """
         context = context_tokens(model)
         fitted, cut = fit_prompt(prompt, fields, context)
@@ -457,7 +458,9 @@ class ModelUsage:
         self.calls += 1
         self.by_node[self.node] = self.by_node.get(self.node, 0) + 1
         try:
-            reply = call_model(model, system, f"{user}\n{then}" if then else user, prompt.schema(), **prompt.options)
+            reply = call_model(
+                model, system, f"{user}\n{then}" if then else user, schema or prompt.schema(), **prompt.options
+            )
         except ContextExceeded as exc:
             # the server did not report its context (llama-cpp-python) and the setting (num_ctx) overstated it:
             # learned from the refusal, for this call and the session's next ones, and asked once more, fitted

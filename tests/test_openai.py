@@ -75,7 +75,10 @@ def test_a_session_through_chat_openai_asks_for_the_schema_and_keeps_the_key_out
     schema = plan["response_format"]["json_schema"]["schema"]
     assert plan["response_format"]["type"] == "json_schema" and schema["properties"]["queries"]["type"] == "array"
     assert "chains" in s.by_role("decompose")[0]["response_format"]["json_schema"]["schema"]["properties"]
-    assert s.by_role("fill")[0]["response_format"]["json_schema"]["schema"]["type"] == "object"
+    fill = s.by_role("fill")[0]["response_format"]["json_schema"]["schema"]
+    # the fill's schema names exactly the question's slots: a constrained server cannot write another key
+    assert fill["type"] == "object" and set(fill["properties"]) == set(fill["required"]) == {"1.1", "1.2"}
+    assert fill["additionalProperties"] is False
     assert all("response_format" not in r for r in s.by_role("novelty") + s.by_role("decide"))
     # replies that follow the schema need no fallback note
     assert not any("JSON schema" in f for r in recs for f in r["fallbacks"])
