@@ -108,12 +108,22 @@ def openai_base_url(settings: Settings, error: type[BadInput] = ModelUnavailable
     return base.rstrip("/")
 
 
-def openai_models(base: str, error: type[BadInput] = ModelUnavailable, purpose: str = "") -> list[dict]:
-    """The model entries of ``base``/models; ``error`` with one line (the key masked) when that fails."""
+def openai_models(
+    base: str, error: type[BadInput] = ModelUnavailable, purpose: str = "", wait_s: float = PROBE_TIMEOUT_S
+) -> list[dict]:
+    """The model entries of ``base``/models; ``error`` with one line (the key masked) when that fails. A server that
+    accepts the connection is given ``wait_s`` to answer: a one-slot server (llama-cpp-python) answers nothing while
+    it generates another client's reply, which may take as long as a model call."""
     key = api_key()
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        resp = httpx.get(f"{base}/models", headers=headers, timeout=PROBE_TIMEOUT_S)
+        resp = httpx.get(f"{base}/models", headers=headers, timeout=httpx.Timeout(PROBE_TIMEOUT_S, read=wait_s))
+    except httpx.ReadTimeout:
+        raise error(
+            f"the OpenAI-compatible server at {base}{purpose} accepted the connection but did not answer /models "
+            f"within {wait_s:g} s: busy with another request? (a one-slot server answers nothing while it "
+            "generates); try again when it is free, or raise --model-timeout-s"
+        ) from None
     except httpx.HTTPError as exc:
         raise error(
             redact(
@@ -140,9 +150,11 @@ def openai_models(base: str, error: type[BadInput] = ModelUnavailable, purpose: 
     return [m for m in data or [] if isinstance(m, dict)]
 
 
-def openai_model(base: str, name: str, error: type[BadInput] = ModelUnavailable, purpose: str = "") -> dict:
+def openai_model(
+    base: str, name: str, error: type[BadInput] = ModelUnavailable, purpose: str = "", wait_s: float = PROBE_TIMEOUT_S
+) -> dict:
     """The ``/models`` entry of ``name`` at ``base``; ``error`` naming what the server has when it is not there."""
-    models = openai_models(base, error, purpose)
+    models = openai_models(base, error, purpose, wait_s)
     entry = next((m for m in models if m.get("id") == name), None)
     if entry is None:
         have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"

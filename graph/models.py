@@ -24,6 +24,7 @@ import httpx
 from pydantic import SecretStr
 
 from saturate.graph.model_servers import (
+    PROBE_TIMEOUT_S,
     ModelUnavailable,
     ollama_host,
     ollama_model,
@@ -133,7 +134,7 @@ def probe(settings: Settings) -> int | None:
     name = model_name(settings)
     if protocol(settings.model) == "openai":
         base = openai_base_url(settings)
-        return served_context(base, openai_model(base, name))
+        return served_context(base, openai_model(base, name, wait_s=max(PROBE_TIMEOUT_S, settings.model_timeout_s)))
     ollama_model(ollama_host(settings), name)
     return None
 

@@ -392,3 +392,22 @@ def test_make_chat_model_speaks_the_protocol_named(home, key):
     model = make_chat_model(settings)
     assert type(model).__name__ == "ChatOpenAI" and model.request_timeout == 7 and model.model_name == "m"
     assert KEY not in repr(model) and KEY not in json.dumps(model.model_dump(), default=str)
+
+
+def test_a_busy_one_slot_server_is_waited_for_at_start_then_named_busy(home, key, musique_source):
+    """A one-slot server (llama-cpp-python) answers /models only once it has finished another client's reply: the
+    start waits up to model_timeout_s for it (the bench's second session was refused as unreachable, issue 34), and
+    past that says the server is busy, not unreachable."""
+    s = OllamaScript(models=["qwen-test"], api_key=KEY, models_delay_s=6.0, plan=[PLAN], decide=["x"])
+    with OllamaServer(s) as server:
+        result = research(
+            BUBYE,
+            thread_id="busy",
+            source=musique_source,
+            mode="fixed",
+            fixed_rounds=1,
+            **openai_kw(server, model_timeout_s=8),
+        )
+        assert result.outcome == "answer" and s.by_role("plan")  # waited past the 5 s probe, then asked the model
+        with pytest.raises(ModelUnavailable, match="accepted the connection but did not answer /models within 5 s"):
+            resolve_chat_model(load_settings(openai_kw(server, model_timeout_s=2)))

@@ -75,12 +75,14 @@ class OllamaScript:
         props: dict | None = None,
         refuse_schema: bool | int = False,
         n_ctx: int | None = None,
+        models_delay_s: float = 0.0,
         **replies,
     ):
         self.models = list(models)
         self.embed_dim = embed_dim
         self.api_key, self.model_info, self.props, self.refuse_schema = api_key, model_info or {}, props, refuse_schema
         self.n_ctx = n_ctx
+        self.models_delay_s = models_delay_s  # /v1/models answers after this long (a one-slot server still busy)
         self.replies = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in replies.items()}
         self.requests: list[dict] = []
         self.embed_requests: list[dict] = []
@@ -131,6 +133,7 @@ def _handler(script: OllamaScript):
 
         def do_GET(self):
             if self.path == "/v1/models":
+                time.sleep(script.models_delay_s)
                 if self._authorized():
                     entries = [
                         {"id": m, "object": "model", "owned_by": "script", **script.model_info} for m in script.models
