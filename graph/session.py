@@ -38,7 +38,8 @@ from saturate.state.context import Context, SearchSource
 from saturate.state.errors import BadInput
 from saturate.state.review import review_decision
 from saturate.state.settings import Settings, load_settings
-from saturate.state.text import has_control_characters, printable, terms
+from saturate.state.task import TaskError, checked_task
+from saturate.state.text import has_control_characters, printable
 
 DURABILITY = "sync"
 RECURSION_LIMIT = 1000
@@ -49,32 +50,11 @@ class InputError(BadInput):
 
 
 def check_task(task: str, settings: Settings) -> str:
-    if task is None or not str(task).strip():
-        raise InputError(
-            'the task is empty: say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
-        )
-    task = " ".join(str(task).split())
-    if any("\ud800" <= ch <= "\udfff" for ch in task):  # bytes that were not UTF-8 (argv's surrogate escapes)
-        raise InputError(
-            f"the task {printable(task[:60].encode('utf-8', 'replace').decode())!r} is not valid UTF-8 text: "
-            "give it in UTF-8"
-        )
-    if not terms(task):
-        raise InputError(
-            f"the task {task[:60]!r} has no searchable word (only stopwords, punctuation or single letters): "
-            'say what to research, e.g. saturate research "Who built the Eiffel Tower?"'
-        )
-    if has_control_characters(task):
-        raise InputError(
-            f"the task {printable(task[:60])!r} has control characters (terminal escapes, bidi overrides): "
-            "give it as plain text"
-        )
-    if len(task) > settings.task_max_chars:
-        raise InputError(
-            f"the task is {len(task)} characters long; the limit is {settings.task_max_chars} "
-            "(task_max_chars / SATURATE_TASK_MAX_CHARS). Shorten it or raise the limit."
-        )
-    return task
+    """The task checked (``state.task.checked_task``), its error an ``InputError`` as every API input's."""
+    try:
+        return checked_task(task, settings.task_max_chars)
+    except TaskError as exc:
+        raise InputError(str(exc)) from None
 
 
 def resolve_settings(settings: Settings | Mapping | None, overrides: dict[str, Any]) -> Settings:

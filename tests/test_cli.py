@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -142,3 +143,17 @@ def test_ddg_without_network_finishes_with_recorded_failure(home):
     state = json.loads(run_cli("show", "web", "--json", home=home).stdout)
     assert all(r["errors"] and r["total"] == 0 for r in state["records"])
     assert "SearchError" in state["records"][0]["errors"][0]
+
+
+@pytest.mark.parametrize("argv", [["research", ""], ["research", "   "], ["verify", "?!"]])
+def test_a_bad_task_is_refused_before_langgraph_loads(argv, home):
+    """An empty task was refused only after the heavy imports (1.6 s of CPU against 0.2 s for a bad flag, issue 35):
+    the CLI checks it first (state/task.py), then research() again."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "saturate", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 2
+    lines = [x for x in run.stderr.splitlines() if not x.startswith("import time:")]
+    assert len(lines) == 1 and lines[0].startswith("saturate: error: the task ") and "Traceback" not in run.stderr
+    imported = {x.split("|")[-1].strip() for x in run.stderr.splitlines() if x.startswith("import time:")}
+    assert not {m for m in imported if m.split(".")[0] in ("langgraph", "langchain_core", "onnxruntime")}

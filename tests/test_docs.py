@@ -13,7 +13,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -222,3 +225,20 @@ def test_every_page_in_docs_is_linked_from_the_readme():
     readme_links = {t.partition("#")[0] for t in _links(README)}
     unlinked = [p.name for p in DOCS.glob("*.md") if f"docs/{p.name}" not in readme_links]
     assert not unlinked, f"README.md's Documentation list does not link {unlinked}"
+
+
+@pytest.mark.slow
+def test_the_readmes_python_example_runs_as_often_as_it_is_pasted(tmp_path):
+    """The README's Python example named its session, so a second paste failed ("thread 'bubye' already exists",
+    issue 35): it runs twice in one data directory."""
+    text = (ROOT / "README.md").read_text()
+    example = text.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    corpus = re.search(r'corpus="([^"]+)"', example)
+    assert corpus is not None
+    if not (ROOT / corpus.group(1)).exists():
+        pytest.skip(f"the example's corpus {corpus.group(1)} is not beside this checkout")
+    env = {**os.environ, "SATURATE_HOME": str(tmp_path / "home"), "SATURATE_RETRIEVAL": "lexical"}
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", example], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "Victoria Falls" in run.stdout

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import subprocess
+import sys
 import time
 from datetime import datetime
 
@@ -46,9 +49,22 @@ def test_runs_table_shows_local_time_to_the_second_and_interrupted_sessions(home
     table = capsys.readouterr().out
     local = datetime.fromisoformat(stored).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     assert local != stored[:19].replace("T", " ")  # the zone moved the clock: the table is not UTC
-    assert re.search(rf"│ cut1 .*│ interrupted[\w ]*│ {local} │", table), table
+    # piped (not a terminal): every cell whole on one line — rich assumed 80 columns and cut the task to "What …"
+    status = re.escape(rows["cut1"]["status"])
+    assert re.search(rf"│ cut1 +│ {re.escape(BUBYE[:80])} +│ \d+ +│ {status} +│ {local} │", table), table
     assert "empty" not in table and not re.search(r"\d\d:\d\d:\d\d\.\d", table)  # no microseconds
-    assert max(len(line) for line in table.splitlines()) <= 80  # fits a terminal: the time does not wrap
+    assert "…" not in table
+
+    # on an 80-column terminal: it fits, the id whole, the task and status wrapped rather than cut
+    env = {**os.environ, "COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
+    shown = subprocess.run([sys.executable, "-m", "saturate", "runs"], env=env, capture_output=True, text=True).stdout
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert max(len(line) for line in plain.splitlines()) <= 80, plain
+    cells = " ".join(
+        line.split("│")[2].strip() for line in plain.splitlines() if line.startswith("│") and line.count("│") == 6
+    )
+    assert BUBYE[:80] in " ".join(cells.split()), plain  # every word of the task, over its lines
+    assert "cut1" in plain and "…" not in plain
 
 
 def test_query_counts_count_each_result_once():

@@ -15,18 +15,20 @@ from saturate.cli.multi import wants_multi
 from saturate.cli.output import exit_code, print_json, print_result, say
 from saturate.cli.review import ask, decision_from_args, interactive, print_waiting
 from saturate.cli.settings import setting_overrides, settings_from_args
+from saturate.state.task import checked_task
 from saturate.views.progress import make_progress
 
 
 def cmd_research(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
+    checked_task(args.task, settings.task_max_chars)  # bad input in a fraction of a second, before LangGraph loads
     if wants_multi(args):  # --multi or --sources: the multi-source graph (graph/build_multi.py)
         return run_multi_research(args, settings)
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate import research
     from saturate.graph import check_thread, new_thread_id
 
-    task = args.task  # checked once, by research(): bad input fails before any progress line is shown
+    task = args.task  # research() checks it too: bad input fails before any progress line is shown
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, task)  # rich lines on stderr; --events: JSON lines; --json/--quiet: none
     if live is not None:  # shown with the first event: bad input found while opening sources stays one line
@@ -63,11 +65,12 @@ def settle(result, thread: str, args: argparse.Namespace, task: str):
 
 def cmd_verify(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
+    checked_task(args.claim, settings.task_max_chars)  # as cmd_research: before LangGraph loads
     # heavy: LangGraph and LangChain, imported when a session runs
     from saturate import verify
     from saturate.graph import check_thread, new_thread_id
 
-    # the claim is checked once, by verify(): bad input fails before any progress line is shown
+    # verify() checks the claim too: bad input fails before any progress line is shown
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
     live = make_progress(args, args.claim)
     try:

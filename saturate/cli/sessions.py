@@ -94,19 +94,24 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=False)
-    t = Table(title="sessions")
-    # one line a session at any width: ids and times stay whole (to be copied, and read at a glance); the status
-    # and then the task take what is left, cut with an ellipsis (`--json` and `show` have them whole)
     thread_w = max([len("thread")] + [len(printable(r["thread"])) for r in rows])
-    status_w = min(32, max([len("interrupted")] + [len(printable(r["status"])) for r in rows]))
+    task_w = max([len("task")] + [len(printable(r["task"][:80])) for r in rows])
+    status_w = max([len("interrupted")] + [len(printable(r["status"])) for r in rows])
     stamp_w = len("2026-11-22 16:02:07")
-    task_w = max(8, console.width - (thread_w + len("rounds") + status_w + stamp_w) - 16)  # 16: borders, padding
+    whole = thread_w + task_w + len("rounds") + status_w + stamp_w + 16  # 16: borders and padding
+    # piped or redirected: every cell whole on one line (a pipe has no width; rich would assume 80 and cut the task
+    # to "What …", issue 35). On a terminal: ids stay whole (to be copied) and a task, status or time too long for the
+    # width wraps onto more lines instead of being cut (`--json` has them as stored)
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=False, width=max(80, whole))
+    t = Table(title="sessions")
     t.add_column("thread", no_wrap=True, min_width=thread_w)
-    t.add_column("task", no_wrap=True, overflow="ellipsis", max_width=task_w)
+    t.add_column("task", overflow="fold", ratio=3, min_width=min(task_w, 12))
     t.add_column("rounds", no_wrap=True)
-    t.add_column("status", no_wrap=True, overflow="ellipsis", max_width=status_w)
-    t.add_column("updated", no_wrap=True, min_width=stamp_w)  # local time to the second
+    t.add_column("status", overflow="fold", ratio=1, min_width=min(status_w, 8))
+    # local time to the second; on a narrow terminal the date above the time
+    t.add_column("updated", min_width=len("2026-11-22"), max_width=stamp_w)
     for r in rows:
         t.add_row(
             printable(r["thread"]),
