@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from saturate.cli import main
+
 from conftest import child_env
 
 SAT = [sys.executable, "-m", "saturate.cli"]
@@ -83,6 +85,23 @@ def test_ctrl_c_names_the_thread_to_resume(home):
     rest = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130, "".join(lines) + rest
     assert "continue it with `saturate resume cc1`" in rest
+
+
+def test_ctrl_c_after_the_last_step_says_the_session_finished(home, monkeypatch, capsys):
+    """A Ctrl-C that landed while the result printed said "interrupted … resume" while `runs` said done (issue 35):
+    it says the session had finished and how to print it (exit 130: the printing was interrupted)."""
+    import saturate.cli as cli
+    import saturate.cli.research as research_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(research_cli, "print_result", interrupted)
+    # the CLI makes a second Ctrl-C end the process at once (a SIGINT handler): not in this test's process
+    monkeypatch.setattr(cli, "stop_at_next_interrupt", lambda: None)
+    assert main(["research", "Where is the Bubye River?", "--thread", "late1", "--max-rounds", "1"]) == 130
+    err = capsys.readouterr().err
+    assert "the session late1 had finished — `saturate show late1` prints it" in err and "resume" not in err
 
 
 class Down:

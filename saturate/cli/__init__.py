@@ -21,6 +21,7 @@ search failed (the errors are printed and recorded), 130 interrupted, 1 a full o
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import sys
@@ -79,6 +80,16 @@ COMMANDS = {
 }
 
 
+def finished(thread: str, args: argparse.Namespace) -> bool:
+    """Whether the session ``thread`` ran to its end (a Ctrl-C may land after its last step); False when unsure."""
+    try:
+        from saturate import session_state  # loaded already: the session ran in this process
+
+        return session_state(thread, home=getattr(args, "home", None)).get("_status") == "done"
+    except Exception:  # no such session yet, a damaged store: the interruption message stands as it was
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -94,6 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         stop_at_next_interrupt()
         thread = getattr(args, "thread", None)  # the session's (research, verify and resume set it)
+        if isinstance(thread, str) and thread and finished(thread, args):
+            # Ctrl-C after the last step (while the result printed): the session is done, not interrupted
+            say(
+                f"saturate: interrupted while printing; the session {printable(thread)} had finished — "
+                f"`saturate show {printable(thread)}` prints it",
+                file=sys.stderr,
+            )
+            return EXIT_INTERRUPTED
         target = f"saturate resume {printable(thread)}" if isinstance(thread, str) and thread else "saturate resume"
         say(f"saturate: interrupted; the session is checkpointed — continue it with `{target}`", file=sys.stderr)
         return EXIT_INTERRUPTED
