@@ -300,6 +300,19 @@ def _remember_form(model: Any, form: str | None) -> None:
     _learned(model)["form"] = form
 
 
+def timed_out(exc: BaseException) -> bool:
+    """Whether a failed call ran out of time: ``ModelTimeout`` (the whole call) or the client's own read timeout
+    (httpx's ``ReadTimeout``, openai's ``APITimeoutError``), whichever fired first, or one they wrap."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if isinstance(seen, TimeoutError) or "Timeout" in type(seen).__name__:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _refused(exc: BaseException) -> bool:
     """Whether a failed call looks like a refusal of its JSON schema (400, 422, or a server error)."""
     status = _status(exc)
@@ -335,7 +348,7 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
     try:
         reply = _invoke(model, messages, schema, options, form or "json_schema")
     except Exception as exc:
-        if isinstance(exc, ModelTimeout):
+        if timed_out(exc):
             learned["timeouts"] = learned.get("timeouts", 0) + 1
         tokens = reported_context(exc)
         if tokens is not None:  # not a refusal of the schema: the prompt is longer than the server's context
