@@ -136,29 +136,29 @@ def source_refs(task: str, results: Sequence[Mapping[str, Any]], cited: list[int
 def prompt_sources(
     results: Sequence[Mapping[str, Any]], pages: dict[str, str], refs: list[SourceRef]
 ) -> dict[int, str]:
-    """The sources the answer prompt shows, number -> title and text: the most relevant first, each snippet and
-    enriched text cut to ``SOURCE_CHARS``, while they fit in ``PROMPT_SOURCES_CHARS``."""
+    """The sources the answer prompt shows, number -> text: the most relevant first, each snippet and enriched text
+    cut to ``SOURCE_CHARS``, while they fit in ``PROMPT_SOURCES_CHARS`` (with their number, title and URL)."""
     shown: dict[int, str] = {}
     used = 0
     for ref in sorted(refs, key=lambda x: (-(x.relevance or 0.0), x.n)):
         r = results[ref.n - 1]
         text = clip(" ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t), SOURCE_CHARS)
-        size = len(f"[{ref.n}] {ref.title} ({ref.url})\n{text}")
+        size = len(_source_block(ref, text))
         if shown and used + size > PROMPT_SOURCES_CHARS:
             break
-        shown[ref.n] = f"{ref.title}. {text}"
+        shown[ref.n] = text
         used += size + 1
     return shown
 
 
+def _source_block(ref: SourceRef, text: str) -> str:
+    return f"[{ref.n}] {ref.title} ({ref.url})\n{text}"
+
+
 def sources_block(shown: Mapping[int, str], refs: list[SourceRef]) -> str:
-    """The numbered sources of the answer prompt (``shown``: ``prompt_sources``), each with its number and URL."""
+    """The numbered sources of the answer prompt (``shown``: ``prompt_sources``)."""
     by_n = {ref.n: ref for ref in refs}
-    blocks = []
-    for n, text in shown.items():
-        title, body = by_n[n].title, text[len(by_n[n].title) + 2 :]
-        blocks.append(f"[{n}] {title} ({by_n[n].url})\n{body}")
-    return "\n".join(blocks)
+    return "\n".join(_source_block(by_n[n], text) for n, text in shown.items())
 
 
 def reply_sentences(answer: str) -> list[str]:
@@ -204,7 +204,7 @@ def model_answer(task: str, refs: list[SourceRef], shown: Mapping[int, str], mod
     if removed:
         notes.append(f"answer cited sources that were not retrieved: {sorted(set(removed))} removed")
     if not answer.startswith(NOT_ANSWERED):
-        texts = {ref.n: shown.get(ref.n) or f"{ref.title}. {ref.excerpt}" for ref in refs}
+        texts = {ref.n: f"{ref.title}. {shown.get(ref.n) or ref.excerpt}" for ref in refs}
         uncited = not _CITE.search(answer)
         answer, recited, dropped = ground_answer(answer, task, texts, list(shown))
         if not answer:

@@ -45,7 +45,8 @@ GAP_QUERY = Prompt(
 )
 
 
-def result_texts(state: ResearchState) -> list[str]:
+def accepted_texts(state: ResearchState) -> list[str]:
+    """Title and snippet of each accepted result (what a model's gap query is checked against)."""
     return [result_text(r) for r in (state.get("results") or {}).values()]
 
 
@@ -103,7 +104,7 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 line = first_line(reply.text)[:MAX_QUERY_CHARS]
                 if line and GAP_QUERY.echoes(line, task):
                     fallbacks.append(f"model query {line!r} only repeats the prompt's words: used gap terms")
-                elif line and not query_grounded(line, task, vocabulary(result_texts(state))):
+                elif line and not query_grounded(line, task, vocabulary(accepted_texts(state))):
                     fallbacks.append(
                         f"model query {line!r} is neither about the task nor made of the sources' words: used gap terms"
                     )
