@@ -225,16 +225,24 @@ class LocalCorpus:
     # --- retrieval by meaning ---------------------------------------------------------------------------------
 
     def attach_vectors(
-        self, embedder, identity: str, weight: float, progress: Callable[[int, int], None] | None = None
+        self,
+        embedder,
+        identity: str,
+        weight: float,
+        progress: Callable[[int, int], None] | None = None,
+        shipped: bool = True,
     ) -> None:
         """Rank by meaning as well as by words: the documents' vectors under ``embedder`` (a LangChain
         Embeddings; ``identity`` names the model) are built once beside the index or reused
-        (``sources/vectors.py``); ``weight`` is the lexical share of the fused score (``_hybrid``)."""
+        (``sources/vectors.py``; with ``shipped``, vectors that came with saturate for exactly this corpus and model are
+        taken); ``weight`` is the lexical share of the fused score (``_hybrid``)."""
         if self.index_path is None:  # an in-memory index: vectors in memory too
             raise CorpusError("retrieval by meaning needs an index on disk (open the corpus with an index folder)")
         self._vectors = VectorIndex.open_or_build(
-            self.index_path, self.count, self._titles_and_texts, embedder, identity, progress
+            self.index_path, self.count, self._titles_and_texts, embedder, identity, progress, shipped
         )
+        if self._vectors.remark:
+            self.notes.append(self._vectors.remark)
         self._embedder, self.hybrid_weight = embedder, weight
         self.name_detail = f"hybrid: {identity}"
         self.vector_identity = identity

@@ -51,6 +51,7 @@ class VectorIndex:
         self.vectors = vectors
         self.identity = identity
         self.count, self.dim = vectors.shape
+        self.remark: str | None = None  # why shipped vectors meant for this corpus were not used (open_or_build)
 
     @staticmethod
     def path_for(index_path: Path, identity: str) -> Path:
@@ -66,9 +67,12 @@ class VectorIndex:
         embedder,
         identity: str,
         progress: Callable[[int, int], None] | None = None,
+        shipped: bool = True,
     ) -> VectorIndex:
         """The vectors of the ``count`` documents of the index at ``index_path``; ``rows()`` yields each
-        document's (title, text) in rowid order, read only when the vectors must be built."""
+        document's (title, text) in rowid order, read only when the vectors must be built. With ``shipped``, vectors
+        that came with saturate for exactly these rows and this model (``sources/shipped_vectors.py``) are taken
+        instead of embedding the corpus; ``remark`` says why shipped ones meant for it were not."""
         path = cls.path_for(index_path, identity)
         found = cls._load(path, count, identity)
         if found is not None:
@@ -82,7 +86,16 @@ class VectorIndex:
                     old.unlink(missing_ok=True)
             for left in path.parent.glob(f"{path.stem}.*.building"):  # a build killed while writing (the lock is
                 left.unlink(missing_ok=True)  # held: no other build of these vectors is under way)
-            vectors = cls._embed(rows, count, embedder, progress)
+            vectors, remark = None, None
+            if shipped:
+                from saturate.sources import shipped_vectors  # only when a corpus's vectors are missing
+
+                batch = getattr(embedder, "embed_batch", None) or embedder.embed_documents
+                vectors, remark = shipped_vectors.matching(
+                    identity, count, VERSION, lambda: (doc_text(t, x) for t, x in rows()), batch
+                )
+            if vectors is None:
+                vectors = cls._embed(rows, count, embedder, progress)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".building")
             try:
                 with os.fdopen(fd, "wb") as fh:
@@ -97,6 +110,7 @@ class VectorIndex:
         loaded = cls._load(path, count, identity)
         if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
             raise OSError(f"the vectors written to {path} cannot be read back")
+        loaded.remark = remark
         return loaded
 
     @classmethod

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from saturate.bench.perf.cache import bench_cache
 from saturate.bench.perf.cli_help import bench_help
-from saturate.bench.perf.cold_start import bench_research
+from saturate.bench.perf.cold_start import bench_first_session, bench_research
 from saturate.bench.perf.common import (
     PLAN,
     CpuWatch,
@@ -35,7 +35,7 @@ from saturate.bench.perf.throughput import bench_sessions
 from saturate.bench.perf.vectors import bench_hybrid_sessions, bench_vector_build, bench_vector_search
 from saturate.sources import open_wiki
 
-DESCRIPTION = "Performance benchmark: eleven figures, each measured against a baseline in the same run."
+DESCRIPTION = "Performance benchmark: twelve figures, each measured against a baseline in the same run."
 
 BENCHES: list[tuple[str, Callable[[Path, dict, dict], Figure]]] = [
     ("graph_overhead_ms_per_round", bench_graph_overhead),
@@ -43,6 +43,7 @@ BENCHES: list[tuple[str, Callable[[Path, dict, dict], Figure]]] = [
     ("fts_search_p50_ms", bench_fts),
     ("cache_hit_ms", bench_cache),
     ("research_cold_s", bench_research),
+    ("first_session_ratio", bench_first_session),
     ("sessions_per_s", bench_sessions),
     ("saturate_help_s", bench_help),
     ("vector_index_build_s", bench_vector_build),
