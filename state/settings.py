@@ -199,9 +199,11 @@ class Settings(BaseModel):
     embed_model: str | None = Field(
         default=None,
         description="Embeddings for `retrieval` `hybrid`, `rerank` and `novelty_method` `embedding`: "
-        "`ollama:<model>` (OllamaEmbeddings, e.g. `ollama:nomic-embed-text`), `openai:<model>` (the /embeddings "
-        "endpoint of the `openai_base_url` server), a sentence-transformers model "
-        "name or path, or an ONNX model path. Unset: all-MiniLM-L6-v2 (int8 ONNX), shipped offline with saturate.",
+        "`multilingual` (Universal Sentence Encoder multilingual v3, shipped offline: questions in 16 languages find "
+        "English pages), `ollama:<model>` (OllamaEmbeddings, e.g. `ollama:nomic-embed-text`), `openai:<model>` (the "
+        "/embeddings endpoint of the `openai_base_url` server), a sentence-transformers model name or path, or an "
+        "ONNX model path. Unset: all-MiniLM-L6-v2 (int8 ONNX), shipped offline with saturate, its vectors of the "
+        "embedded corpus too.",
     )
     search_quality_floor: int = Field(
         default=1800,
