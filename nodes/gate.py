@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
 from saturate.nodes.reading.answer import read_results, reader_answers
-from saturate.nodes.reading.slots import complete, describe, result_texts
+from saturate.nodes.reading.slots import complete, describe, result_texts, slot_asks
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.records import ACCEPTED, GateDecision, RoundRecord
@@ -117,11 +117,10 @@ def decide_gate(
 
 
 def filled_words(chains: Sequence[Mapping[str, Any]]) -> str:
-    """The slots and their values, as the stop reason says them: "[1.1] country = Zimbabwe; [1.2] …"."""
+    """The slots and their values, as the stop reason says them, each slot in the question's words: "[1.1] country
+    of Bubye River (a place) = Zimbabwe; [1.2] …" (``reading.slots.slot_asks``)."""
     return "; ".join(
-        f"[{i + 1}.{s['n']}] {s.get('focus') or s.get('kind')} = {s['value']}"
-        for i, c in enumerate(chains)
-        for s in c["slots"]
+        f"[{i + 1}.{s['n']}] {slot_asks(c, s, i)} = {s['value']}" for i, c in enumerate(chains) for s in c["slots"]
     )
 
 

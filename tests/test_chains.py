@@ -42,7 +42,7 @@ def test_a_session_keeps_shows_and_reports_its_slots(home, musique_source, capsy
     assert result.short_answer == "Victoria Falls" and result.debug["slots"][1]["value"] == "Victoria Falls"
     assert main(["show", "ch"]) == 0
     out = capsys.readouterr().out
-    assert "short answer: Victoria Falls" in out and "slot   [1.2] waterfall (of Zimbabwe) = Victoria Falls" in out
+    assert "short answer: Victoria Falls" in out and "slot   [1.2] waterfall of Zimbabwe = Victoria Falls" in out
     assert main(["show", "ch", "--html", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text()
     assert '<table class="slots">' in page and "Victoria Falls" in page

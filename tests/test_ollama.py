@@ -67,7 +67,9 @@ def test_full_session_with_model(home, musique_source):
     # model novelty: think block stripped; the chains are complete in round 3 (each value stable, the
     # answer's own page retrieved): the gate stops with the slots' values as its reason
     assert [r["novelty"] for r in recs] == [9.0, 8.0, 2.0] and recs[2]["decision"] == "stop"
-    assert recs[2]["complete"] and result.stop_reason.startswith(f"{ANSWERED}: [1.1] country = Zimbabwe; ")
+    assert recs[2]["complete"] and result.stop_reason.startswith(
+        f"{ANSWERED}: [1.1] country of Bubye River (a place) = Zimbabwe; "
+    )
     assert result.short_answer == "Victoria Falls"
     assert all(r["novelty_method"] == "model" for r in recs)
     # compress asked only for accepted rounds after round 1; the stopped round made no compress call

@@ -66,6 +66,12 @@ NOUN_KINDS: dict[str, frozenset[str]] = {
         newspaper publisher station channel""".split()
     ),
     "date": frozenset("year date time century decade day month era period".split()),
+    # measures: "the speed of light", "the population of Lagos" ask for a quantity
+    "number": frozenset(
+        """speed velocity height length width depth distance population area size weight mass temperature age
+        altitude elevation diameter radius circumference volume density capacity duration number amount count
+        price cost salary budget revenue""".split()
+    ),
     "work": frozenset(
         "film movie album book song novel show series game opera play work single episode magazine".split()
     ),

@@ -133,8 +133,21 @@ def common_words(results: Sequence[Mapping[str, Any]]) -> set[str]:
     return set(_LOWER_WORD.findall(" ".join(result_text(r) for r in results)))
 
 
+# counting words: a capitalised one ("Eight" in a title) is a quantity, never a name to follow
+COUNTING_WORDS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+    eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion first
+    second third fourth fifth sixth seventh eighth ninth tenth""".split()
+)
+
+
 def is_name(entity, common: set[str]) -> bool:
-    return not (entity.kind == "other" and " " not in entity.name and entity.name.lower() in common)
+    """A name worth following: not a one-word "other" the results also write in lower case (``common_words``), not
+    a single letter ("P"), not a counting word ("Eight")."""
+    name = entity.name.strip()
+    if len(name.replace(".", "")) < 2 or name.lower() in COUNTING_WORDS:
+        return False
+    return not (entity.kind == "other" and " " not in name and name.lower() in common)
 
 
 def _salient_term(term: str) -> bool:

@@ -46,7 +46,7 @@ from saturate.nodes.reading.chain import NOUN_KINDS
 from saturate.nodes.reading.entities import extract_entities
 from saturate.nodes.reading.places import place_types
 from saturate.nodes.reading.question import DEFINING, name_in, split_sentences, stem, stems, title_subject
-from saturate.state.text import STOPWORDS, terms, words
+from saturate.state.text import STOPWORDS, clip, terms, words
 
 PART_MENTION = 0.7  # a sentence naming only the subject's last word ("Worrall died …")
 TITLE_MENTION = 0.8  # a sentence of a document titled with the subject that does not name it
@@ -546,8 +546,9 @@ def fill_chains(
                 )
                 values[slot["n"]] = top.value
                 slot["page"] = reading.own_page(top.value) is not None
+                slot["fits"] = fits(slot, subject, top, reading)
             else:
-                slot.update(value=None, p=round(top.probability, 3) if top else 0.0, support=None)
+                slot.update(value=None, p=round(top.probability, 3) if top else 0.0, support=None, fits=0.0)
             slot["stable"] = bool(slot["value"]) and bool(history) and history[-1] == slot["value"]
             slot["history"] = history + [slot["value"]]
             slots.append(slot)
@@ -576,15 +577,32 @@ def first_open(chains: Sequence[Mapping[str, Any]]) -> tuple[int, Mapping[str, A
     return None
 
 
+def fits(slot: Mapping[str, Any], subject: str, top: Scored, reading: Reading) -> float:
+    """Whether the value is of the kind the slot asks: -1 when what its own page (or the gazetteer) says it is
+    belongs to another kind (``typed``), or when it only restates what the subject itself is — the noun its own
+    page defines it by ("Breakfast is the first *meal* of the day": "meal" does not say what was eaten; a
+    question asking what something is, kind ``category``, is answered by exactly that); +1 when its page says it
+    is of the kind; 0 when nothing says."""
+    typed_page = float(top.features.get("typed_page", 0.0))
+    if typed_page < 0 or slot.get("kind") in ("category", "any", "yesno"):
+        return typed_page
+    page = reading.own_page(subject) if subject and " | " not in subject else None
+    value = {stem(w) for w in words(str(top.value or "")) if w.lower() not in STOPWORDS}
+    if page is not None and value and value <= set(page.types):
+        return -1.0
+    return typed_page
+
+
 def complete(chains: Sequence[Mapping[str, Any]]) -> bool:
-    """Every slot of every chain filled and stable (the same value two fills running), and each chain's answer
-    supported by a source about it: the last slot's value has its own page among the results (a comparison: every
-    alternative has). A bridge is supported by the next slot, filled from sentences about it."""
+    """Every slot of every chain filled and stable (the same value two fills running), of the kind asked (no
+    value ``fits`` -1), and each chain's answer supported by a source about it: the last slot's value has its own
+    page among the results (a comparison: every alternative has). A bridge is supported by the next slot, filled
+    from sentences about it."""
     if not chains:
         return False
     for c in chains:
         slots = c["slots"]
-        if not all(s.get("value") and s.get("stable") for s in slots):
+        if not all(s.get("value") and s.get("stable") and s.get("fits", 0.0) >= 0 for s in slots):
             return False
         if not all(s.get("page") for s in (slots if c.get("compare") else slots[-1:])):
             return False
@@ -631,8 +649,47 @@ def slot_query(chains: Sequence[Mapping[str, Any]], earlier: list[str]) -> tuple
     return None
 
 
+KIND_WORDS = {  # a slot's kind as a person says what is wanted
+    "person": "a person",
+    "place": "a place",
+    "organisation": "an organisation",
+    "work": "a work",
+    "date": "a date",
+    "number": "a number",
+    "name": "a name",
+    "category": "what it is",
+    "yesno": "yes or no",
+    "any": "an explanation",
+}
+ASK_CHARS = 60  # a sub-question shown as what a slot asks is cut to this
+
+
+def slot_asks(chain: Mapping[str, Any], slot: Mapping[str, Any], i: int) -> str:
+    """What a slot asks, in the question's own words and with the kind of answer wanted: a one-slot sub-question is
+    itself ("What is the speed of light (a number)"); a hop of a longer chain is its head noun (or its relation
+    words) and its subject ("country of Bubye River (a place)"; a bridge's subject the slot it hangs on, "[1.1]");
+    a compared alternative is its name and the sub-question's. Shown by the progress line, ``show``, the report
+    and the stop reason."""
+    kind = KIND_WORDS.get(str(slot.get("kind") or "any"), "an answer")
+    subject = str(slot.get("resolved") or slot.get("subject") or "")  # a bridge: the value it resolved to
+    if subject[:1] in ("#", "@"):
+        subject = f"[{i + 1}.{subject[1:]}]" if subject[0] == "#" else f"the answer to [{subject[1:]}]"
+    subject = subject.replace(" | ", " and ")
+    if chain.get("compare"):
+        return f"{subject}: {clip(str(chain.get('ask') or ''), ASK_CHARS)} ({kind})"
+    if len(chain["slots"]) == 1:
+        return f"{clip(str(chain.get('ask') or slot.get('ask') or ''), ASK_CHARS)} ({kind})"
+    relation = [str(w) for w in slot.get("relation") or []]
+    focus = slot.get("focus")
+    noun = bool(focus) and str(focus).lower() in (w.lower() for w in relation)
+    head = str(focus) if noun else " ".join(relation[:3])
+    wanted = "" if noun and slot.get("kind") == "name" else f" ({kind})"  # "waterfall" says more than "a name"
+    return f"{head or 'what'} of {subject or 'the question'}{wanted}"
+
+
 def describe(chains: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """The chains' slots in a round record: what each asks, its value, probability and status."""
+    """The chains' slots in a round record: what each asks (``asks``, in the question's words), its value,
+    probability, status, and ``fits``: -1 when the value is not of the kind asked (``fill_chains``)."""
     out = []
     for i, chain in enumerate(chains):
         for s in chain["slots"]:
@@ -640,6 +697,8 @@ def describe(chains: Sequence[Mapping[str, Any]]) -> list[dict]:
             out.append(
                 {
                     "slot": f"{i + 1}.{s['n']}",
+                    "asks": slot_asks(chain, s, i),
+                    "fits": s.get("fits", 0.0),
                     "kind": s.get("kind", ""),
                     "focus": s.get("focus"),
                     "subject": s.get("resolved") or s.get("subject") or "",

@@ -144,9 +144,12 @@ def show(state: dict, thread: str) -> int:
         )
         for f in loop.get("fallbacks") or []:
             say(f"  note   {f}")
-    leads = [lead for lead in state.get("leads") or [] if lead.get("followed")]
-    if leads:
-        say("leads followed: " + ", ".join(f"{lead['name']} ({lead['kind']})" for lead in leads))
+    followed: dict[str, list[dict]] = {}  # one name once, with each way it was followed (a lead, its own page)
+    for lead in state.get("leads") or []:
+        if lead.get("followed"):
+            followed.setdefault(lead["name"].lower(), []).append(lead)
+    if followed:
+        say("leads followed: " + ", ".join(lead_words(ways) for ways in followed.values()))
     for s in state.get("safety") or []:
         say(f"TRIPPED {s['kind']} ({s.get('source') or s.get('phase')}): {s['detail']}")
     if state.get("result"):
@@ -162,3 +165,11 @@ def show(state: dict, thread: str) -> int:
     elif state.get("_next"):
         say(f"\nnot finished: next step {', '.join(state['_next'])} — saturate resume {thread}")
     return 0
+
+
+def lead_words(ways: list[dict]) -> str:
+    """One followed name as ``show`` lists it: "Zimbabwe (other: with the task in local:musique; its own page in
+    titles:musique)"."""
+    how = {"breadcrumb": "with the task", "entity": "its own page"}
+    said = "; ".join(f"{how.get(str(w.get('purpose')), w.get('purpose'))} in {w.get('source')}" for w in ways)
+    return f"{ways[0]['name']} ({ways[0]['kind']}: {said})"

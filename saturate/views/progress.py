@@ -112,15 +112,32 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
     return parts
 
 
+def slot_asks(slot: dict) -> str:
+    """What a slot asks, as recorded (``nodes/reading/slots.py::slot_asks``: the question's words and the kind of
+    answer); a record written before it was recorded: its head noun or kind and subject."""
+    if slot.get("asks"):
+        return str(slot["asks"])
+    what = slot.get("focus") or (slot.get("kind") if slot.get("kind") not in (None, "", "any") else "answer")
+    return f"{what} (of {slot['subject']})" if slot.get("subject") else str(what)
+
+
 def slots_text(slots: list[dict]) -> str:
     """The question's slots after a round, as the progress line shows them: ``slots 1/2: country = Zimbabwe
     (stable) → waterfall ?``; a value whose own page is in hand is marked ``page``."""
     filled = sum(1 for s in slots if s.get("value"))
     shown = []
     for s in slots:
-        what = s.get("focus") or (s.get("kind") if s.get("kind") not in (None, "", "any") else "answer")
+        what = slot_asks(s)
         if s.get("value"):
-            marks = ", ".join(m for m, on in (("stable", s.get("status") == "stable"), ("page", s.get("page"))) if on)
+            marks = ", ".join(
+                m
+                for m, on in (
+                    ("stable", s.get("status") == "stable"),
+                    ("page", s.get("page")),
+                    ("not of the kind asked", (s.get("fits") or 0) < 0),
+                )
+                if on
+            )
             shown.append(f"{what} = {s['value']}" + (f" ({marks})" if marks else ""))
         else:
             shown.append(f"{what} ?")
@@ -130,14 +147,21 @@ def slots_text(slots: list[dict]) -> str:
 def slot_line(slot: dict) -> str:
     """One slot as ``show`` and the result print it: ``[1.2] waterfall (of Zimbabwe) = Victoria Falls  stable,
     own page  p 0.92  <source>``; an open slot says what it waits for."""
-    what = slot.get("focus") or (slot.get("kind") if slot.get("kind") not in (None, "", "any") else "answer")
-    about = f" (of {slot['subject']})" if slot.get("subject") else ""
+    what = slot_asks(slot)
     if not slot.get("value"):
-        return f"[{slot['slot']}] {what}{about}: not found yet"
-    marks = [m for m, on in (("stable", slot.get("status") == "stable"), ("own page", slot.get("page"))) if on]
+        return f"[{slot['slot']}] {what}: not found yet"
+    marks = [
+        m
+        for m, on in (
+            ("stable", slot.get("status") == "stable"),
+            ("own page", slot.get("page")),
+            ("not of the kind asked", (slot.get("fits") or 0) < 0),
+        )
+        if on
+    ]
     p = f"  p {slot['p']:.2f}" if isinstance(slot.get("p"), (int, float)) else ""
     return (
-        f"[{slot['slot']}] {what}{about} = {slot['value']}  {', '.join(marks) or slot.get('status', '')}{p}"
+        f"[{slot['slot']}] {what} = {slot['value']}  {', '.join(marks) or slot.get('status', '')}{p}"
         f"  {slot.get('source') or ''}".rstrip()
     )
 

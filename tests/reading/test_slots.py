@@ -6,11 +6,13 @@ from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.slots import (
     Reading,
     complete,
+    describe,
     fill_chains,
     link_subject,
     mention,
     result_texts,
     short_answer,
+    slot_asks,
     slot_query,
     typed,
     yes_no,
@@ -120,3 +122,45 @@ def test_local_documents_are_read_whole(musique_source):
         len(t) >= len(h.snippet.rstrip("…")) for h, t in zip(hits, texts.values())
     )
     assert result_texts(object(), [h.model_dump() for h in hits]) == {}  # a source without documents: snippets
+
+
+def test_what_a_slot_asks_is_said_in_the_questions_words_with_the_kind_wanted():
+    [one] = parse_chains("What is the speed of light?")
+    assert one["slots"][0]["kind"] == "number"  # a measure noun asks for a quantity
+    assert slot_asks(one, one["slots"][0], 0) == "What is the speed of light (a number)"
+    [bubye] = parse_chains(BUBYE)
+    country, waterfall = bubye["slots"]
+    assert slot_asks(bubye, country, 0) == "country of Bubye River (a place)"
+    assert slot_asks(bubye, waterfall, 0) == "waterfall of [1.1]"  # the bridge, before it is found
+    [filled] = fill_chains(BUBYE, [bubye], Reading(BRIDGE))
+    assert slot_asks(filled, filled["slots"][1], 0) == "waterfall of Zimbabwe"
+    assert [d["asks"] for d in describe([filled])] == ["country of Bubye River (a place)", "waterfall of Zimbabwe"]
+
+
+def test_a_value_that_only_says_what_the_subject_is_does_not_complete_the_question():
+    """ "What did I eat for breakfast?" filled with "Meal" (Breakfast's page: "the first meal of the day") is not an
+    answer of the kind asked: the chains are not complete, so the gate never stops saying every part is answered."""
+    task = "What did I eat for breakfast?"
+    docs = [  # the embedded corpus's two summaries, cut short
+        doc(
+            1,
+            "Breakfast",
+            "Meal eaten in the morning. Breakfast is the first meal of the day, usually eaten in the "
+            "morning. The word in English refers to breaking the fasting period of the previous night.",
+        ),
+        doc(
+            2,
+            "Meal",
+            "Eating that takes place at a specific time. A meal is an occasion that occurs at a specific "
+            "time and involves the consumption of food.",
+        ),
+    ]
+    chains = parse_chains(task)
+    for _ in range(2):  # two fills running: the value is stable, its own page retrieved
+        chains = fill_chains(task, chains, Reading(docs))
+    slot = chains[0]["slots"][0]
+    assert (slot["resolved"], slot["value"], slot["stable"], slot["page"]) == ("Breakfast", "Meal", True, True)
+    assert slot["fits"] == -1 and not complete(chains)
+    assert describe(chains)[0]["fits"] == -1  # shown as "not of the kind asked"
+    bridge = fill_chains(BUBYE, fill_chains(BUBYE, parse_chains(BUBYE), Reading(BRIDGE)), Reading(BRIDGE))
+    assert complete(bridge) and all(s["fits"] >= 0 for s in bridge[0]["slots"])  # a right kind still completes
