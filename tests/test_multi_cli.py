@@ -31,6 +31,10 @@ def test_research_sources_json_show_resume_runs(home, musique_corpus, capsys):
     shown = capsys.readouterr().out
     assert "audit cli · [local:musique] q1:" in shown and "audit cli · [titles:musique] q1:" in shown
     assert "loop local:musique:" in shown and "(breadcrumbs)" in shown and "leads followed:" in shown
+    followed = next(line for line in shown.splitlines() if line.startswith("leads followed: "))
+    names = re.findall(r"(?:^leads followed: |\), )([^(]+?) \(", followed)
+    assert names and len(names) == len({n.lower() for n in names}), followed  # each name once, with its ways
+    assert re.search(r"\((?:other|person|organisation|identifier): (?:with the task|its own page) in ", followed)
     assert "found by local:musique, titles:musique" in shown
 
     assert main(["resume", "cli", "--quiet"]) == 0

@@ -76,3 +76,13 @@ def test_gap_query_adds_two_names_numbers_last():
     assert planner == "gap-terms"
     assert query == f"{BUBYE} Limpopo River Gwanda District"  # two names; the year only after every name
     assert salient_phrases(BUBYE, results, term_set(BUBYE))[-1] == "1962"
+
+
+def test_single_letters_and_counting_words_are_never_names_to_follow():
+    from saturate.nodes.reading.entities import Entity
+    from saturate.nodes.reading.salience import is_name
+
+    assert not is_name(Entity("P", "other"), set())
+    assert not is_name(Entity("Eight", "other"), set()) and not is_name(Entity("Third", "person"), set())
+    assert not is_name(Entity("Group", "other"), {"group"})  # the results write it in lower case
+    assert is_name(Entity("Zimbabwe", "other"), set()) and is_name(Entity("Group of Eight", "organisation"), set())
