@@ -160,3 +160,24 @@ def test_stop_reason_is_said_once_in_words(home, musique_source, capsys):
         assert main(["resume", thread]) == 0
         out = capsys.readouterr().out
         assert f"stopped after {len(records)} round(s): {words}" in out
+
+
+def test_the_slots_are_said_in_the_questions_words_on_every_view(home, wiki_source, capsys, tmp_path):
+    """An everyday question on the embedded corpus: the progress line names the kind of answer wanted, `show` and the
+    report what the question asks in its words; "Magnitude" (a page title) no longer stands for the speed of light,
+    and the stop never claims every part is answered with a value that is not a number."""
+    from saturate.nodes.gate import ANSWERED
+    from saturate.views.progress import slots_text
+
+    result = research("What is the speed of light?", thread_id="light", source=wiki_source)
+    state = session_state("light")
+    slots = state["records"][-1]["slots"]
+    assert slots[0]["asks"] == "What is the speed of light (a number)" and slots[0]["brief"] == "a number"
+    assert slots_text(slots).startswith("slots ") and ": a number" in slots_text(slots)
+    value = slots[0].get("value")
+    assert value is None or any(c.isdigit() for c in value), value  # a number, or not found: never a page title
+    assert not result.stop_reason.startswith(ANSWERED) or (value and any(c.isdigit() for c in value))
+    assert main(["show", "light"]) == 0
+    assert "[1.1] What is the speed of light (a number)" in capsys.readouterr().out
+    assert main(["show", "light", "--html", str(tmp_path / "r.html")]) == 0
+    assert "What is the speed of light (a number)" in (tmp_path / "r.html").read_text()

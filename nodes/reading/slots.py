@@ -698,6 +698,12 @@ def describe(chains: Sequence[Mapping[str, Any]]) -> list[dict]:
                 {
                     "slot": f"{i + 1}.{s['n']}",
                     "asks": slot_asks(chain, s, i),
+                    # the progress line's shorter form: a one-slot question is on the line already, its kind is not
+                    "brief": (
+                        KIND_WORDS.get(str(s.get("kind") or "any"), "an answer")
+                        if len(chain["slots"]) == 1 and not chain.get("compare")
+                        else slot_asks(chain, s, i)
+                    ),
                     "fits": s.get("fits", 0.0),
                     "kind": s.get("kind", ""),
                     "focus": s.get("focus"),

@@ -122,12 +122,13 @@ def slot_asks(slot: dict) -> str:
 
 
 def slots_text(slots: list[dict]) -> str:
-    """The question's slots after a round, as the progress line shows them: ``slots 1/2: country = Zimbabwe
-    (stable) → waterfall ?``; a value whose own page is in hand is marked ``page``."""
+    """The question's slots after a round, as the progress line shows them: ``slots 1/2: country of Bubye River
+    (a place) = Zimbabwe (stable) → waterfall of Zimbabwe ?``, a one-slot question's slot by the kind of answer it
+    wants (``slots 0/1: a number ?``); a value whose own page is in hand is marked ``page``."""
     filled = sum(1 for s in slots if s.get("value"))
     shown = []
     for s in slots:
-        what = slot_asks(s)
+        what = str(s.get("brief") or slot_asks(s))  # "a number", "country of Bubye River (a place)"
         if s.get("value"):
             marks = ", ".join(
                 m
