@@ -178,7 +178,7 @@ def finished_ids(out: Path) -> set[str]:
         for raw in f:
             try:
                 row = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(row, dict) and row.get("status") == "done":
                 ids.add(str(row.get("id")))

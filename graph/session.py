@@ -77,6 +77,8 @@ def check_thread(thread_id: str) -> str:
     (``printable`` would escape them wherever the id is shown)."""
     if not isinstance(thread_id, str) or not thread_id.strip():
         raise InputError("the thread id is empty: give one (--thread NAME) or leave it out for a new one")
+    if not _is_text(thread_id):  # bytes that are not UTF-8 on the command line arrive as lone surrogates
+        raise InputError("the thread id is not valid UTF-8 text")
     if len(thread_id) > 200 or has_control_characters(thread_id):  # bidi overrides too: ids are shown
         raise InputError(
             f"the thread id '{printable(thread_id[:60])}' is too long (over 200 characters) or has control "
@@ -242,11 +244,22 @@ def _create_sessions_db(path: Path) -> None:
 
 
 def kind_of(saver: SqliteSaver, thread_id: str) -> str | None:
-    """The session's kind from its latest checkpoint (None: no such thread)."""
+    """The session's kind from its latest checkpoint (None: no such thread — nor can there be one whose id is not
+    text: bytes that are not UTF-8 on a command line arrive as lone surrogates, which no database can store)."""
+    if not isinstance(thread_id, str) or not _is_text(thread_id):
+        return None
     tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     if tup is None:
         return None
     return values_of(tup).get("kind") or "question"
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def values_of(tup) -> dict:

@@ -138,7 +138,7 @@ def fork_origin(snaps: list) -> dict | None:
             changes = meta.get("fork_changes")
             try:
                 changes = json.loads(changes) if isinstance(changes, str) else (changes or {})
-            except ValueError:
+            except (ValueError, RecursionError):
                 changes = {}
             return {
                 "thread": meta["forked_from"],

@@ -372,7 +372,7 @@ def call_model(model: Any, system: str, user: str, schema: dict | None = None, *
     content = reply.content if hasattr(reply, "content") else reply
     if isinstance(content, list):  # content blocks
         content = " ".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
-    content = str(content)
+    content = redact(str(content))  # a reply that echoes the API key keeps none of it (answer, knowledge, checkpoints)
     if len(content) > MAX_REPLY_CHARS:
         notes.append(f"model reply of {len(content):,} characters cut to {MAX_REPLY_CHARS:,} before parsing")
         content = content[:MAX_REPLY_CHARS]

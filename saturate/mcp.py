@@ -8,22 +8,37 @@ when the session pauses). A session runs on a worker thread; each round is a pro
 (the step under way finishes and is checkpointed), so ``resume`` continues it. Bad input (a ``BadInput``) and any
 other failure come back as tool errors; the server keeps serving.
 
-Transports: stdio (default: a client starts ``saturate mcp``), or streamable HTTP (``--http``) bound to
-127.0.0.1 unless ``--host`` says otherwise, at ``/mcp``.
+**The trust boundary.** An MCP client is not the server's operator: a tool's ``settings`` may set only what a
+researcher tunes about one session (``CLIENT_SETTINGS``: rounds, thresholds, ranking, reading, verification,
+multi-source limits, search options that name no address). Endpoints, keys, files and paths — the model and its
+server, SearXNG's and Ollama's addresses, a corpus or a tier file, the database, what fetching may reach — come from
+the server's own configuration (its environment and flags) and are not in the tool's schema; a client that sends one
+gets a tool error naming it. ``source`` is accepted only when the operator allowed that value (``saturate mcp
+--allow-source VALUE``, repeatable; a value such as ``local:/path`` names a file); ``sources`` (several sources in
+parallel) is not a tool setting.
+
+Transports: stdio (default: a client starts ``saturate mcp``), or streamable HTTP (``--http``) at ``/mcp``, bound
+to 127.0.0.1 unless ``--host`` says otherwise (a non-loopback address needs ``--allow-remote`` and prints a warning).
+Over HTTP every request needs ``Authorization: Bearer <token>`` (the SDK's bearer middleware with
+``StaticToken``): the token given with ``--token`` or ``SATURATE_MCP_TOKEN``, else one generated at start and
+printed once on stderr; ``--no-token`` drops it, on a loopback address only. The SDK's Host/Origin checks stay.
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import threading
 from typing import Any, Literal
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from saturate.graph import api
 from saturate.state.errors import BadInput
@@ -32,14 +47,26 @@ from saturate.views.progress import round_parts
 
 INSTRUCTIONS = (
     "saturate researches a question by searching until the results stop being new, then answers from what it "
-    "found, citing its sources. `research` runs a session (its `settings` object takes any saturate setting, e.g. "
-    '{"source": "local", "max_rounds": 5}); `verify` checks a claim (True/False/Invalid); `resume` continues an '
-    "interrupted or cancelled session, or one waiting for review (give `review`); `show` reads a session's rounds; "
-    "`runs` lists the sessions."
+    "found, citing its sources. `research` runs a session (its `settings` object takes the session's own "
+    'settings, e.g. {"max_rounds": 5, "novelty_threshold": 2}; the server\'s operator sets models, sources and '
+    "endpoints); `verify` checks a claim (True/False/Invalid); `resume` continues an interrupted or cancelled "
+    "session, or one waiting for review (give `review`); `show` reads a session's rounds; `runs` lists the sessions."
 )
 
 
-# every setting, each optional: what a client may override (the defaults and SATURATE_* variables give the rest)
+# What a client may set about one session. Everything else (endpoints, keys, files, paths, the model, the server's
+# bounds: timeouts, budgets, sizes of what is read) is the operator's, from the server's environment and flags.
+CLIENT_SETTINGS = frozenset(
+    """mode max_rounds min_rounds fixed_rounds novelty_threshold novelty_epsilon novelty_method stop_round seed
+    results_per_query exclude_seen retrieval hybrid_weight reader reader_min_p reader_stop_p rerank rerank_depth
+    rerank_weight search_quality_floor knowledge_max_chars url_enrich_count enrich_overlap_max review
+    ddg_region ddg_safesearch ddg_timelimit searxng_categories searxng_language searxng_time_range searxng_safesearch
+    verify_profile verify_threshold verify_min_sources verify_margin verify_max_attempts verify_partial_weight
+    verify_date_window_days duplicate_stop_share empty_stop_queries breadcrumb_limit entity_limit""".split()
+)
+SOURCE_SETTINGS = ("source",)  # a client's value must be one the operator allowed (--allow-source)
+
+
 def _optional(annotation: Any) -> Any:
     """A setting's type, or None (a setting the client leaves out)."""
     return annotation | None
@@ -48,8 +75,43 @@ def _optional(annotation: Any) -> Any:
 _OVERRIDE_FIELDS: dict[str, Any] = {
     name: (_optional(field.annotation), Field(None, description=field.description))
     for name, field in Settings.model_fields.items()
+    if name in CLIENT_SETTINGS or name in SOURCE_SETTINGS
 }
-SettingsOverrides = create_model("SettingsOverrides", **_OVERRIDE_FIELDS)
+# extra="forbid": a setting outside the list (an endpoint, a key, a path) is refused, never silently dropped
+SettingsOverrides = create_model("SettingsOverrides", __config__=ConfigDict(extra="forbid"), **_OVERRIDE_FIELDS)  # type: ignore[call-overload]
+
+
+class StaticToken:
+    """The SDK's ``TokenVerifier`` for one bearer token (compared in constant time)."""
+
+    def __init__(self, token: str):
+        self._token = token
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode(), self._token.encode()):
+            return AccessToken(token=token, client_id="saturate-mcp-client", scopes=[])
+        return None
+
+
+def client_overrides(settings: BaseModel | None, allowed_sources: frozenset[str]) -> dict[str, Any]:
+    """The settings a client gave, checked against the trust boundary (module docstring); ToolError otherwise."""
+    overrides = settings.model_dump(exclude_none=True) if settings is not None else {}
+    refused = sorted(k for k in overrides if k not in CLIENT_SETTINGS and k not in SOURCE_SETTINGS)
+    if refused:  # only reachable when the model lets extras through; kept as the rule itself
+        raise ToolError(
+            f"settings: {', '.join(refused)} cannot be set by an MCP client (the server's operator sets it)"
+        )
+    for key in SOURCE_SETTINGS:
+        if key in overrides:
+            values = [v.strip() for v in str(overrides[key]).split(",") if v.strip()]
+            outside = [v for v in values if v not in allowed_sources]
+            if outside:
+                allowed = ", ".join(sorted(allowed_sources)) or "none"
+                raise ToolError(
+                    f"settings.{key}: {outside[0][:80]!r} is not a source this server allows its clients "
+                    f"(allowed: {allowed}; the operator adds one with saturate mcp --allow-source VALUE)"
+                )
+    return overrides
 
 
 class Cited(BaseModel):
@@ -155,13 +217,27 @@ async def _run(ctx: Context, task: str, cap: int, call) -> SessionOutput:
     return _output(result)
 
 
-def build_server(home: str | None = None) -> MCPServer:
-    """The MCP server; sessions live in ``home`` (the data directory; default as for the CLI)."""
-    server = MCPServer("saturate", instructions=INSTRUCTIONS)
+def build_server(
+    home: str | None = None,
+    allowed_sources: frozenset[str] = frozenset(),
+    token: str | None = None,
+    url: str = "http://127.0.0.1:8765/mcp",
+) -> MCPServer:
+    """The MCP server; sessions live in ``home`` (the data directory; default as for the CLI). A client may choose
+    only the ``allowed_sources``; with ``token`` every HTTP request needs it as a bearer token (``url``: where the
+    server is reached, named in the SDK's protected-resource metadata)."""
+    auth: dict[str, Any] = {}
+    if token is not None:
+        base = url.rsplit("/mcp", 1)[0]
+        auth = {
+            "token_verifier": StaticToken(token),
+            "auth": AuthSettings(issuer_url=base, resource_server_url=url, validate_token_resource=False),  # type: ignore[arg-type]
+        }
+    server = MCPServer("saturate", instructions=INSTRUCTIONS, **auth)
 
     async def start(ctx: Context, text: str, settings: BaseModel | None, call) -> SessionOutput:
         """A new session of ``call`` (api.research or api.verify) for ``text`` with the settings given."""
-        overrides = settings.model_dump(exclude_none=True) if settings is not None else {}
+        overrides = client_overrides(settings, allowed_sources)
         cap = int(overrides.get("max_rounds") or Settings.model_fields["max_rounds"].default)
         return await _run(ctx, text, cap, lambda handler: call(text, home=home, stream_handler=handler, **overrides))
 

@@ -7,8 +7,11 @@ model gets its own file and an unchanged one is reused. A build embeds every doc
 (``DOC_CHARS`` characters: the part that says what the document is about; a 2-core machine embeds the
 10,033 summaries of the embedded corpus in well under a minute) in batches of ``BATCH``, reports its
 progress, writes a temporary file and moves it into place (``os.replace``) under a file lock, so a killed
-build leaves nothing half-written and two processes never build the same file twice. A file that does not
-match the index (its row count, its dimension) or cannot be read is rebuilt.
+build leaves nothing half-written and two processes never build the same file twice. A file of another corpus
+version or model is rebuilt; so is a **damaged** one, and the corpus's notes say so: unreadable (empty, a broken
+header, a folder in its place), its bytes not the sha256 recorded beside it when it was written, or rows that are
+not unit vectors (a zeroed or overwritten region; checked on a sample for a memory-mapped file) — damage never
+silently changes what a search ranks.
 
 Search is a brute-force scan: one matrix-vector product over the float32 vectors (unit length, so the dot
 product is the cosine; read into memory up to ``IN_MEMORY_BYTES``, memory-mapped beyond) and
@@ -20,8 +23,10 @@ IVF) is not needed below the sizes measured there.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -35,6 +40,7 @@ DOC_CHARS = 128  # a document's title and opening, embedded: what it is about (a
 BATCH = 16  # documents per embedding call while building
 VERSION = 1  # the file's layout; a new one rebuilds every vector file
 IN_MEMORY_BYTES = 512 * 2**20  # vector files up to this size are read into memory; larger ones stay memory-mapped
+SAMPLE_ROWS = 4096  # rows of a memory-mapped file checked to be unit vectors when it is opened
 
 
 def doc_text(title: str, text: str) -> str:
@@ -74,11 +80,11 @@ class VectorIndex:
         that came with saturate for exactly these rows and this model (``sources/shipped_vectors.py``) are taken
         instead of embedding the corpus; ``remark`` says why shipped ones meant for it were not."""
         path = cls.path_for(index_path, identity)
-        found = cls._load(path, count, identity)
+        found, damaged = cls._load(path, count, identity)
         if found is not None:
             return found
         with FileLock(str(path) + ".lock"):
-            found = cls._load(path, count, identity)  # built by another process while this one waited
+            found, damaged = cls._load(path, count, identity)  # built by another process while this one waited
             if found is not None:
                 return found
             for old in index_path.parent.glob(f"{index_path.stem}.vec-*.npy"):  # another model's, or stale
@@ -86,6 +92,9 @@ class VectorIndex:
                     old.unlink(missing_ok=True)
             for left in path.parent.glob(f"{path.stem}.*.building"):  # a build killed while writing (the lock is
                 left.unlink(missing_ok=True)  # held: no other build of these vectors is under way)
+            for taken in (path, path.with_suffix(".json")):  # a folder in the file's place: ours to clear (its name)
+                if taken.is_dir() and not taken.is_symlink():
+                    shutil.rmtree(taken)
             vectors, remark = None, None
             if shipped:
                 from saturate.sources import shipped_vectors  # only when a corpus's vectors are missing
@@ -100,33 +109,67 @@ class VectorIndex:
             try:
                 with os.fdopen(fd, "wb") as fh:
                     np.save(fh, vectors)
+                digest = _sha256(Path(tmp))
                 os.replace(tmp, path)
                 path.with_suffix(".json").write_text(
-                    json.dumps({"identity": identity, "count": count, "dim": int(vectors.shape[1])})
+                    json.dumps({"identity": identity, "count": count, "dim": int(vectors.shape[1]), "sha256": digest})
                 )
             finally:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
-        loaded = cls._load(path, count, identity)
+        loaded, _ = cls._load(path, count, identity)
         if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
             raise OSError(f"the vectors written to {path} cannot be read back")
-        loaded.remark = remark
+        loaded.remark = (
+            "; ".join(
+                r
+                for r in (
+                    f"the vector file {path.name} was damaged ({damaged}): built again" if damaged else "",
+                    remark,
+                )
+                if r
+            )
+            or None
+        )
         return loaded
 
     @classmethod
-    def _load(cls, path: Path, count: int, identity: str) -> VectorIndex | None:
+    def _load(cls, path: Path, count: int, identity: str) -> tuple[VectorIndex | None, str | None]:
+        """(the vectors, None); (None, None) when there are none for this corpus and model yet (missing, stale,
+        another model's); (None, why) when the file is damaged: unreadable, its bytes not the sha256 recorded when it
+        was written, or vectors that are not unit vectors (a zeroed or overwritten region). Any damage is rebuilt,
+        never read as vectors that would silently change the ranking."""
+        meta_path = path.with_suffix(".json")
+        if not path.exists() and not meta_path.exists():
+            return None, None
         try:
-            meta = json.loads(path.with_suffix(".json").read_text())
-            vectors = np.load(path, mmap_mode="r")
-            if path.stat().st_size <= IN_MEMORY_BYTES:  # read into memory: a scan of it is several times faster
-                vectors = np.array(vectors)
-        except (OSError, ValueError):
-            return None
-        if meta.get("identity") != identity or vectors.ndim != 2 or vectors.shape[0] != count:
-            return None
-        if vectors.dtype != np.float32 or meta.get("dim") != vectors.shape[1]:
-            return None
-        return cls(path, vectors, identity)
+            meta = json.loads(meta_path.read_text())
+            if not isinstance(meta, dict):
+                raise ValueError("its description is not a JSON object")
+            if meta.get("identity") != identity or meta.get("count") != count:
+                return None, None  # stale or another model's: built anew, nothing damaged
+            size = path.stat().st_size
+            if size <= IN_MEMORY_BYTES:  # read into memory: a scan of it is several times faster
+                data = path.read_bytes()
+                if meta.get("sha256") and hashlib.sha256(data).hexdigest() != meta["sha256"]:
+                    raise ValueError("its bytes are not those written: sha256 differs")
+                vectors = np.load(io.BytesIO(data), allow_pickle=False)
+            else:  # memory-mapped: hashing it on every open would read it whole; the sample below checks it
+                vectors = np.load(path, mmap_mode="r", allow_pickle=False)
+        except Exception as exc:  # noqa: BLE001 - numpy raises EOFError, tokenize.TokenError, ValueError, OSError ...
+            return None, f"{type(exc).__name__}: {str(exc)[:120]}"
+        if vectors.ndim != 2 or vectors.shape[0] != count or vectors.dtype != np.float32:
+            return None, f"its array is {vectors.dtype} {tuple(vectors.shape)}, not {count} float32 vectors"
+        if meta.get("dim") != vectors.shape[1]:
+            return None, "its dimension is not the one recorded"
+        rows = (
+            vectors if vectors.shape[0] <= SAMPLE_ROWS else vectors[np.linspace(0, count - 1, SAMPLE_ROWS).astype(int)]
+        )
+        with np.errstate(all="ignore"):
+            norms = np.linalg.norm(np.asarray(rows, dtype=np.float64), axis=1)
+        if not np.isfinite(norms).all() or float(np.max(np.abs(norms - 1.0))) > 1e-3:
+            return None, "it holds vectors that are not unit vectors (zeroed or overwritten)"
+        return cls(path, vectors, identity), None
 
     @staticmethod
     def _embed(rows, count: int, embedder, progress) -> np.ndarray:
@@ -175,3 +218,11 @@ def unit(vector) -> np.ndarray:
     v = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(v))
     return v / norm if norm else v
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

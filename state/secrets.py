@@ -2,7 +2,8 @@
 
 An OpenAI-compatible server (``model = openai:<name>``) may want a key. It is read from
 ``SATURATE_OPENAI_API_KEY``, else ``OPENAI_API_KEY``, when the client is built; a message that could carry it
-(a server's error text, an exception recorded in a round) goes through ``redact`` first.
+(a server's error text, an exception recorded in a round) and every model reply (``nodes/_model.py``: a model that
+echoes its key would put it in the answer, the knowledge and the checkpoints) go through ``redact`` first.
 """
 
 from __future__ import annotations
@@ -23,10 +24,22 @@ def mask(key: str) -> str:
     return f"****{key[-4:]}" if len(key) >= 12 else "****"
 
 
+PIECE = 8  # a run of this many characters of a key is taken out too (a reply may echo part of it)
+
+
 def redact(text: str) -> str:
-    """``text`` with every configured key replaced by its mask."""
+    """``text`` with every configured key replaced by its mask, and any piece of ``PIECE`` characters or more of
+    it (a model that echoes part of its key, a message cut inside one) by ``****``."""
     for name in API_KEY_ENV:
         key = os.environ.get(name, "").strip()
-        if len(key) >= 4 and key in text:
+        if len(key) < 4:
+            continue
+        if key in text:
             text = text.replace(key, mask(key))
+        if len(key) > PIECE:
+            for size in range(len(key) - 1, PIECE - 1, -1):
+                for start in range(len(key) - size + 1):
+                    piece = key[start : start + size]
+                    if piece in text:
+                        text = text.replace(piece, "****")
     return text

@@ -12,6 +12,7 @@ import ipaddress
 import json
 import os
 import re
+import reprlib
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -574,6 +575,8 @@ class Settings(BaseModel):
         if isinstance(value, str):
             try:
                 return json.loads(value)
+            except RecursionError:
+                raise ValueError("not valid JSON (nested too deeply)") from None
             except ValueError:
                 raise ValueError('expected a JSON object, e.g. {"primary": 1.0, ...}') from None
         return value
@@ -656,31 +659,67 @@ def url_passwords(url: str) -> list[str]:
     for m in re.finditer(r"(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^&\s]*)", url):
         value = m.group(1)
         found.append(value[1:-1] if value.startswith("'") and value.endswith("'") and len(value) > 1 else value)
+    # a raw "&" (or, in a URL, a raw space) meant as part of it: to the next space, and in a URL to its end
+    for m in re.finditer(r"(?i)password\s*=\s*(\S+)" if not sep else r"(?i)password\s*=\s*(.+)$", url):
+        found.append(m.group(1))
     out = []
     for p in found:
-        for v in (p, unquote(p), *p.split("@")[1:]):
+        for v in (p, unquote(p), re.sub(r"\\(.)", r"\1", p), *p.split("@")[1:]):
             if v and v not in out:
                 out.append(v)
     return sorted(out, key=len, reverse=True)  # the longest first: a decoded form may be part of the written one
 
 
+_SHORT = reprlib.Repr()  # how an input is shown: a nested or long value is cut, never repr'd whole
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist = 3, 120, 120, 6
+SECRET_BEARING = frozenset({"database_url", "openai_base_url", "ollama_host", "searxng_url"})  # may hold a password
+_CONNINFO_SHOWN = frozenset({"host", "hostaddr", "port", "dbname", "user", "sslmode"})
+
+
 def mask_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (in the user part and in a ``password=`` parameter)."""
-    scheme, sep, rest = url.partition("://")
-    if sep and "@" in rest:
-        userinfo, host = rest.rsplit("@", 1)
-        if ":" in userinfo:
-            url = f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
-    return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", url)
+    """What a message shows of a URL or conninfo string that may hold a password: nothing of the password, whole or
+    in part, whatever it holds (``%``, ``@``, ``#``, quotes). A URL keeps its scheme, user name (``bob:***@``; the
+    user part runs to the *last* ``@``), host, port and path, and its query's keys (``?password=***``); a conninfo
+    string (``host=… password=…``) keeps the values of host, port, dbname, user and sslmode; anything else is not
+    shown."""
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        pairs = re.findall(r"([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|\S*)", text)
+        if not pairs:
+            return "<not shown: it may hold a password>"
+        return " ".join(f"{k}={v if k.lower() in _CONNINFO_SHOWN else '***'}" for k, v in pairs)
+    user = ""
+    at = rest.rfind("@")
+    if at >= 0:
+        userinfo, rest = rest[:at], rest[at + 1 :]
+        name = userinfo.split(":", 1)[0]
+        user = f"{name}:***@" if ":" in userinfo and "@" not in name and "%" not in name else "***@"
+    cut = min((k for k in (rest.find(c) for c in "/?#") if k >= 0), default=len(rest))
+    host, tail = rest[:cut], rest[cut:]
+    path, _, query = tail.split("#", 1)[0].partition("?")
+    keys = [part.split("=", 1)[0] for part in query.split("&") if part]
+    shown_query = ("?" + "&".join(f"{k}=***" for k in keys)) if keys else ""
+    # the last guard: where the URL is ambiguous (an "@" in a query's password), no piece of a password stays
+    return _without_pieces(f"{scheme}://{user}{host}{path}{shown_query}", url_passwords(text))
+
+
+def _without_pieces(text: str, secrets: list[str]) -> str:
+    """``text`` with every piece of three characters or more of each secret replaced by ``***``."""
+    for secret in secrets:
+        for size in range(len(secret), 2, -1):  # the longest pieces first
+            for start in range(len(secret) - size + 1):
+                piece = secret[start : start + size]
+                if piece in text and piece != "***":
+                    text = text.replace(piece, "***")
+    return text
 
 
 def scrub_password(text: str, url: str) -> str:
-    """``text`` (a driver's message, say) with ``url`` masked and its password nowhere, as written or decoded."""
-    text = text.replace(url, mask_url(url))
-    for secret in url_passwords(url):
-        if len(secret) >= 3:  # a one- or two-character password replaced everywhere would garble the message
-            text = text.replace(secret, "***")
-    return text
+    """``text`` (a driver's message, say) with ``url`` masked and its password nowhere, as written or decoded, whole
+    or in part: a driver quotes pieces of a URL it cannot parse ("invalid percent-encoded token: \"M#?%\""), so
+    every piece of three characters or more of a password is taken out too."""
+    return _without_pieces(text.replace(url, mask_url(url)), url_passwords(url))
 
 
 def _format_error(err: ValidationError, from_env: frozenset[str] = frozenset()) -> str:
@@ -692,10 +731,14 @@ def _format_error(err: ValidationError, from_env: frozenset[str] = frozenset()) 
         if e["loc"] and e["loc"][0] in from_env:
             loc = f"{ENV_PREFIX}{str(e['loc'][0]).upper()} (environment)" + loc[len(str(e["loc"][0])) :]
         value = e.get("input")
-        if loc == "database_url" and isinstance(value, str):
-            value = mask_url(value)
-        shown = "" if isinstance(value, dict) else f" (got {value!r})"
+        field = str(e["loc"][0]) if e["loc"] else ""
         msg = e["msg"].removeprefix("Value error, ")
+        if field in SECRET_BEARING:  # whatever its origin (flag, environment, Python): never a password, in part
+            secret = str(value) if value is not None else ""
+            value = mask_url(secret) if secret else value
+            for password in url_passwords(secret):
+                msg = scrub_password(msg, secret) if password else msg
+        shown = "" if isinstance(value, dict) else f" (got {_SHORT.repr(value)})"  # bounded: a nested value is cut
         lines.append(f"{loc}: {msg}{shown}")
     return "invalid settings: " + "; ".join(lines)
 

@@ -107,6 +107,8 @@ def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
         if text.startswith("["):
             try:
                 value = json.loads(text)
+            except RecursionError:
+                raise ValueError("the JSON list of sources is nested too deeply") from None
             except ValueError:
                 raise ValueError('expected a JSON list of sources, e.g. ["local:a.jsonl", {"kind": "ddg"}]') from None
         else:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import anyio
@@ -17,12 +18,28 @@ import psutil
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from conftest import child_env
 
 TASK = "How does photosynthesis convert light into chemical energy?"
 TOOLS = {"research", "verify", "resume", "show", "runs"}
+OPERATOR_ONLY = {
+    "model",
+    "embed_model",
+    "openai_base_url",
+    "ollama_host",
+    "searxng_url",
+    "corpus",
+    "source_tiers",
+    "database_url",
+    "fetch_allow_hosts",
+    "model_timeout_s",
+    "model_call_budget",
+    "source_descriptions",
+}
+TOKEN = "test-token-0123456789"
 
 
 def stdio_server(home) -> StdioServerParameters:
@@ -34,7 +51,8 @@ async def exercise(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     settings_schema = tools["research"].input_schema["$defs"]["SettingsOverrides"]["properties"]
-    assert {"max_rounds", "source", "review", "model"} <= set(settings_schema)
+    assert {"max_rounds", "source", "review", "novelty_threshold"} <= set(settings_schema)
+    assert not OPERATOR_ONLY & set(settings_schema)  # endpoints, keys, files: never a client's to set
     output_schema = tools["research"].output_schema
     assert output_schema is not None and "sources" in output_schema["properties"]
 
@@ -136,7 +154,7 @@ def free_port() -> int:
 def http_server(home):
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "saturate.cli", "mcp", "--http", "--port", str(port)],
+        [sys.executable, "-m", "saturate.cli", "mcp", "--http", "--port", str(port), "--token", TOKEN],
         env=child_env(home),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -164,8 +182,163 @@ def test_streamable_http_on_loopback(http_server):
     listening = [c.laddr for c in psutil.Process(pid).net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
     assert [a.ip for a in listening] == ["127.0.0.1"]
 
+    # every request needs the token: none or another is refused before any tool runs
+    for headers in ({}, {"Authorization": "Bearer wrong-token"}):
+        refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
+        assert refused.status_code == 401, (headers, refused.status_code)
+
     async def main() -> None:
-        async with Client(url, read_timeout_seconds=120) as client:
+        async with Client(authorized(url), read_timeout_seconds=120) as client:
             await exercise(client)
 
     anyio.run(main)
+
+
+def authorized(url: str, token: str = TOKEN):
+    """A streamable HTTP transport that sends the bearer token."""
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+
+
+class Listener:
+    """A TCP listener on loopback that records every connection made to it (what a client tried to make the server
+    contact)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.received.append(conn.recv(65536))
+                except OSError:
+                    self.received.append(b"")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.mark.slow
+def test_a_client_cannot_choose_endpoints_keys_files_or_sources(home, musique_corpus):
+    """The trust boundary (saturate/mcp.py): with the operator's API key in the server's environment, a client's
+    endpoint, file or unlisted source is refused as a tool error, and the listener it named is never contacted."""
+    listener = Listener()
+    env = child_env(home)
+    env["OPENAI_API_KEY"] = "sk-operator-secret-0123456789"
+    allowed = f"local:{musique_corpus}"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "saturate.cli", "mcp", "--allow-source", "local"], env=env
+    )
+    hostile = [
+        {"model": "openai:x", "openai_base_url": f"http://127.0.0.1:{listener.port}/v1"},
+        {"embed_model": "openai:e", "openai_base_url": f"http://127.0.0.1:{listener.port}/v1"},
+        {"ollama_host": f"http://127.0.0.1:{listener.port}", "model": "ollama:x"},
+        {"source": "searxng", "searxng_url": f"http://127.0.0.1:{listener.port}"},
+        {"corpus": "/proc/self/environ"},
+        {"source_tiers": "/etc/passwd"},
+        {"database_url": f"postgresql://u:p@127.0.0.1:{listener.port}/db"},
+        {"fetch_allow_hosts": "127.0.0.1"},
+        {"source": "searxng"},
+        {"sources": f"local:/proc/self/environ,{allowed}"},
+        {"source": "local:/etc/passwd"},
+    ]
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            for settings in hostile:
+                for tool, text in (("research", TASK), ("verify", "The Bubye River is in Zimbabwe.")):
+                    result = await client.call_tool(
+                        tool, {"task" if tool == "research" else "claim": text, "settings": settings}
+                    )
+                    assert result.is_error, (tool, settings)
+                    message = first_text(result)
+                    assert "Traceback" not in message and "sk-operator-secret" not in message
+                    named = [k for k in settings if k not in ("model",)]
+                    assert any(k in message for k in named), (settings, message)
+            ok = await client.call_tool(
+                "research", {"task": TASK, "settings": {"source": "local", "max_rounds": 2}, "thread_id": "allowed"}
+            )
+            assert not ok.is_error, ok.content
+
+    try:
+        anyio.run(main)
+    finally:
+        listener.close()
+    assert listener.received == [], listener.received
+
+
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["--host", "0.0.0.0"], "--allow-remote"),
+        (["--host", "0.0.0.0", "--allow-remote", "--no-token"], "--no-token is only for a loopback"),
+        (["--port", "99999"], "a port is 1 to 65535"),
+        (["--port", "x"], "not a port number"),
+    ],
+)
+def test_http_flags_that_would_expose_the_server_are_refused(home, flags, said):
+    done = subprocess.run(
+        [sys.executable, "-m", "saturate.cli", "mcp", "--http", *flags],
+        env=child_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_generated_token_is_printed_once_and_required(home):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "saturate.cli", "mcp", "--http", "--port", str(port)],
+        env=child_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None
+        token = None
+        deadline = time.monotonic() + 60
+        while token is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "the server stopped"
+            if "Authorization: Bearer " in line:
+                token = line.split("Authorization: Bearer ", 1)[1].split()[0]
+        assert token and len(token) >= 32
+        url = f"http://127.0.0.1:{port}/mcp"
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                refused = httpx.post(url, json=body, timeout=5)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert refused.status_code == 401
+
+        async def main() -> None:
+            async with Client(authorized(url, token), read_timeout_seconds=60) as client:
+                assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+
+        anyio.run(main)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)

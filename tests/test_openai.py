@@ -411,3 +411,32 @@ def test_a_busy_one_slot_server_is_waited_for_at_start_then_named_busy(home, key
         assert result.outcome == "answer" and s.by_role("plan")  # waited past the 5 s probe, then asked the model
         with pytest.raises(ModelUnavailable, match="accepted the connection but did not answer /models within 5 s"):
             resolve_chat_model(load_settings(openai_kw(server, model_timeout_s=2)))
+
+
+def test_a_reply_that_echoes_the_key_stores_none_of_it(home, key, musique_source):
+    """A model that writes its API key (whole or a piece of it) into its answer, its knowledge lines and its
+    queries: nothing of the key reaches the answer, the knowledge, the checkpoints or any file (issue 36)."""
+    piece = KEY[3:17]
+    s = script(
+        plan=[json.dumps({"queries": [f"Bubye River {piece}", "waterfalls of Zimbabwe"]})],
+        decompose=[DECOMPOSE],
+        fill=[FILL_ROUND_ONE, FILL],
+        novelty=["9", "8", "2"],
+        compress=[f"- Bubye River is in Zimbabwe. The key is {KEY}."],
+        decide=[f"The waterfall is Victoria Falls [2], in Zimbabwe [1]. My key: {KEY} and {piece}."],
+    )
+    with OllamaServer(s) as server:
+        result = research(
+            BUBYE,
+            thread_id="echo",
+            source=musique_source,
+            novelty_method="model",
+            novelty_threshold=3,
+            novelty_epsilon=0.0,
+            min_rounds=2,
+            **openai_kw(server),
+        )
+    stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    shown = result.answer + json.dumps(result.debug, default=str) + json.dumps(session_state("echo"), default=str)
+    for secret in (KEY, piece, KEY[-12:]):
+        assert secret.encode() not in stored and secret not in shown, secret

@@ -109,6 +109,52 @@ def test_a_changed_corpus_or_a_damaged_vector_file_is_rebuilt(corpus, model, tmp
     assert counting.texts == len(DOCS) + 1
 
 
+@pytest.mark.parametrize(
+    "damage",
+    ["empty", "random header", "a folder", "zeroed data", "random data", "no description", "a bad description"],
+)
+def test_a_damaged_vector_file_is_built_again_noted_and_never_changes_a_ranking(corpus, model, damage):
+    """Issue 36: each damage of the vector file is found at the next open, noted, and the vectors built again, so
+    the ranking is the undamaged one (and numpy warns of nothing)."""
+    import warnings
+
+    src, path = corpus
+    m, identity = model
+    src.attach_vectors(m, identity, 0.4)
+    query = "Which river flows through Egypt and Sudan?"
+    before = [r.title for r in src.search(query, 5)]
+    vec = VectorIndex.path_for(src.index_path, identity)
+    meta = vec.with_suffix(".json")
+    data = vec.read_bytes()
+    header = len(data) - len(DOCS) * 384 * 4
+    if damage == "empty":
+        vec.write_bytes(b"")
+    elif damage == "random header":
+        vec.write_bytes(os.urandom(64) + data[64:])
+    elif damage == "a folder":
+        vec.unlink()
+        vec.mkdir()
+        (vec / "x").write_text("x")
+    elif damage == "zeroed data":
+        vec.write_bytes(data[:header] + bytes(len(data) - header))
+    elif damage == "random data":
+        vec.write_bytes(data[:header] + os.urandom(len(data) - header))
+    elif damage == "no description":
+        meta.unlink()
+    else:
+        meta.write_text("[1, 2")
+    again = LocalCorpus.open(path, src.index_path.parent)
+    counting = Counting(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarning on garbage vectors would fail here
+        again.attach_vectors(counting, identity, 0.4)
+        after = [r.title for r in again.search(query, 5)]
+    assert counting.texts == len(DOCS), "built again"
+    assert after == before
+    if damage != "no description":  # a missing description is a build never finished, not damage
+        assert any("was damaged" in n and "built again" in n for n in again.notes), again.notes
+
+
 def test_meaning_finds_what_words_miss_and_words_keep_exact_names(corpus, model):
     src, _ = corpus
     m, identity = model

@@ -118,7 +118,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mc.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     mc.add_argument("--host", default="127.0.0.1", help="the address --http binds (default loopback only)")
-    mc.add_argument("--port", type=int, default=8765, help="the port --http listens on (default 8765)")
+    mc.add_argument("--port", type=port_number, default=8765, help="the port --http listens on (default 8765)")
+    mc.add_argument(
+        "--allow-source",
+        action="append",
+        default=[],
+        metavar="VALUE",
+        help="a `source` or `sources` value clients may choose (repeatable; default: none, the server's own)",
+    )
+    mc.add_argument(
+        "--token",
+        default=None,
+        help="the bearer token --http requires (default: $SATURATE_MCP_TOKEN, else one generated and printed at start)",
+    )
+    mc.add_argument("--no-token", action="store_true", help="--http without a token: only on a loopback --host")
+    mc.add_argument(
+        "--allow-remote", action="store_true", help="let --host be an address other machines reach (prints a warning)"
+    )
 
     pr = sub.add_parser(
         "prune",
@@ -252,3 +268,14 @@ def _add_fork_parser(sub) -> None:
     out.add_argument("--quiet", action="store_true", help="print only the answer")
     f.add_argument("--events", action="store_true", help="write live progress as JSON lines on stderr")
     add_setting_flags(f)
+
+
+def port_number(text: str) -> int:
+    """A TCP port (1-65535), else argparse's one-line error."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text[:40]!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, not {port}")
+    return port

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from saturate.cli.multi import show as show_multi
 from saturate.cli.output import print_json, round_block, say
+from saturate.state.errors import BadInput
 from saturate.state.settings import Settings
 from saturate.state.text import printable
 from saturate.views.progress import slot_line
@@ -66,20 +67,33 @@ def show_extras(args: argparse.Namespace) -> int | None:
 
         view = report.load_session(args.thread, args.home)
         if args.html:
-            path = report.write_html_view(view, args.html)
+            path = _written(args.html, lambda: report.write_html_view(view, args.html))
             say(f"wrote {path} ({report.summary(view)})")
         if args.md:
             from saturate.views.markdown import write_markdown_view
 
-            path = write_markdown_view(view, args.md)
+            path = _written(args.md, lambda: write_markdown_view(view, args.md))
             say(f"wrote {path} ({report.summary(view)})")
         if args.chart:
             # a multi-source session has no novelty rounds: what else was asked for is written first, then the
             # chart is refused (one line, exit 2)
             report.check_chart(view)
-            path = report.chart_view(view, args.chart)
+            path = _written(args.chart, lambda: report.chart_view(view, args.chart))
             say(f"wrote {path}")
     return 0
+
+
+def _written(target: str, write):
+    """``write()``'s path; an output path the user named that cannot be written (a folder, /proc/version, a
+    read-only place) is bad input — one line, exit 2 — except a full disk (exit 1, as everywhere)."""
+    import errno
+
+    try:
+        return write()
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise
+        raise BadInput(f"cannot write {printable(str(target))}: {exc.strerror or exc}") from None
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -216,12 +230,43 @@ def _mb(n: int) -> str:
 def cmd_mcp(args: argparse.Namespace) -> int:
     """``saturate mcp``: the MCP server (saturate/mcp.py), over stdio or, with ``--http``, streamable HTTP."""
     # heavy: the MCP SDK, LangGraph and LangChain, imported when the server starts
+    import ipaddress
+    import os
+    import secrets
+
     from saturate.mcp import build_server
 
-    server = build_server(home=args.home)
+    allowed = frozenset(v.strip() for v in args.allow_source if v.strip())
     if not args.http:
-        server.run("stdio")
+        build_server(home=args.home, allowed_sources=allowed).run("stdio")
         return 0
-    say(f"saturate MCP server at http://{args.host}:{args.port}/mcp (streamable HTTP)", file=sys.stderr)
-    server.run("streamable-http", host=args.host, port=args.port)
+    host = args.host.strip()
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not args.allow_remote:
+        raise BadInput(
+            f"--host {host[:60]!r} is reachable from other machines: add --allow-remote to serve there (with a token)"
+        )
+    if args.no_token and not loopback:
+        raise BadInput("--no-token is only for a loopback --host (127.0.0.1, ::1, localhost)")
+    token = None if args.no_token else (args.token or os.environ.get("SATURATE_MCP_TOKEN") or None)
+    generated = token is None and not args.no_token
+    if generated:
+        token = secrets.token_urlsafe(32)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{args.port}/mcp"
+    server = build_server(home=args.home, allowed_sources=allowed, token=token, url=url)
+    say(f"saturate MCP server at {url} (streamable HTTP)", file=sys.stderr)
+    if not loopback:
+        say(
+            f"WARNING: listening on {host}, reachable from other machines; only token holders are served",
+            file=sys.stderr,
+        )
+    if generated:
+        say(f"clients send the header  Authorization: Bearer {token}  (generated for this run)", file=sys.stderr)
+    elif args.no_token:
+        say("no token (--no-token): any local process may call the tools", file=sys.stderr)
+    server.run("streamable-http", host=host, port=args.port)
     return 0
