@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sys
 
+from saturate.cli._early import interrupted_early  # first: a Ctrl-C while the rest loads
 from saturate.cli.batch import cmd_batch
 from saturate.cli.bench import cmd_bench
 from saturate.cli.diagram import cmd_graph
@@ -80,17 +82,58 @@ COMMANDS = {
 }
 
 
-def finished(thread: str, args: argparse.Namespace) -> bool:
-    """Whether the session ``thread`` ran to its end (a Ctrl-C may land after its last step); False when unsure."""
+SESSION_COMMANDS = ("research", "verify", "resume", "fork")  # commands that run one session under ``args.thread``
+
+
+def interrupted(args: argparse.Namespace) -> str:
+    """What a Ctrl-C means, said as it is: a session's command says whether the session finished, has steps saved
+    (resume it) or none yet (nothing to resume: run it again); any other command was just interrupted."""
+    thread = getattr(args, "thread", None)  # research, verify, resume and fork set it before the session starts
+    if args.command == "batch":
+        return "saturate: interrupted; run the same batch command again to go on (finished tasks are skipped)"
+    if args.command not in SESSION_COMMANDS:
+        return "saturate: interrupted"
+    if not (isinstance(thread, str) and thread):
+        return "saturate: interrupted before the session started; nothing was saved — run the command again"
+    status = saved_status(thread, args)
+    if status == "done":  # Ctrl-C after the last step (while the result printed): done, not interrupted
+        return (
+            f"saturate: interrupted while printing; the session {printable(thread)} had finished — "
+            f"`saturate show {printable(thread)}` prints it"
+        )
+    if status is None:
+        return (
+            f"saturate: interrupted before the session {printable(thread)} saved its first step; nothing to resume "
+            "— run the command again"
+        )
+    return (
+        f"saturate: interrupted; the session is checkpointed — continue it with `saturate resume {printable(thread)}`"
+    )
+
+
+def saved_status(thread: str, args: argparse.Namespace) -> str | None:
+    """The session's status from its checkpoints; None when it has none (or they cannot be read)."""
     try:
         from saturate import session_state  # loaded already: the session ran in this process
 
-        return session_state(thread, home=getattr(args, "home", None)).get("_status") == "done"
-    except Exception:  # no such session yet, a damaged store: the interruption message stands as it was
-        return False
+        return str(session_state(thread, home=getattr(args, "home", None)).get("_status") or "saved")
+    except Exception:  # no such session yet, a damaged store: nothing known to be saved
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
+    script = signal.getsignal(signal.SIGINT) is interrupted_early  # the console script (saturate.cli._early)
+    if script:  # from here a Ctrl-C is handled by _run
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    code = _run(argv)
+    if script and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        # done: a Ctrl-C while Python shuts down (its threads joined) ends it with this code, quietly (a command that
+        # set its own handler for this moment, batch's "a second Ctrl-C stops at once", keeps it)
+        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(code))
+    return code
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         use_database(getattr(args, "database_url", None))
@@ -104,17 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         stop_at_next_interrupt()
-        thread = getattr(args, "thread", None)  # the session's (research, verify and resume set it)
-        if isinstance(thread, str) and thread and finished(thread, args):
-            # Ctrl-C after the last step (while the result printed): the session is done, not interrupted
-            say(
-                f"saturate: interrupted while printing; the session {printable(thread)} had finished — "
-                f"`saturate show {printable(thread)}` prints it",
-                file=sys.stderr,
-            )
-            return EXIT_INTERRUPTED
-        target = f"saturate resume {printable(thread)}" if isinstance(thread, str) and thread else "saturate resume"
-        say(f"saturate: interrupted; the session is checkpointed — continue it with `{target}`", file=sys.stderr)
+        say(interrupted(args), file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
         bad_input = output_path_problem(exc, args) or damaged_file_problem(exc, getattr(args, "home", None))
