@@ -38,7 +38,7 @@ import sqlite3
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -345,6 +345,15 @@ def run_batch(
     """Run the file's tasks (see the module docstring); ``on_event(kind, report, row)`` sees ``start``, each
     ``row`` written and ``end``. A KeyboardInterrupt stops it with ``report.interrupted`` set (what finished is
     written; unfinished sessions are checkpointed)."""
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise InputError(f"run_batch(workers=...) takes an int from 1 to 64 (got {type(workers).__name__})")
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(out, (str, os.PathLike)):
+        bad, value = ("path", path) if not isinstance(path, (str, os.PathLike)) else ("out", out)
+        raise InputError(f"run_batch({bad}=...) takes a path: a str or os.PathLike (got {type(value).__name__})")
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise InputError(f"run_batch(overrides=...) takes a dict of settings (got {type(overrides).__name__})")
+    if prefix is not None and not isinstance(prefix, str):
+        raise InputError(f"run_batch(prefix=...) takes a str (got {type(prefix).__name__})")
     if not 1 <= workers <= 64:
         raise InputError(f"--workers must be between 1 and 64 (got {workers})")
     check_main_guard()

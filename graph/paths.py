@@ -40,6 +40,8 @@ class DataDirError(BadInput):
 
 def home_dir(home: str | os.PathLike | None = None, create: bool = True) -> Path:
     """The data directory, created when missing (``create``; read-only commands only look)."""
+    if home is not None and not isinstance(home, (str, os.PathLike)):
+        raise DataDirError(f"home=... takes a path: a str or os.PathLike (got {type(home).__name__})")
     path = locate("home", home)
     assert path is not None  # the data directory always has a default
     if path.exists() and not path.is_dir():

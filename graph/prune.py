@@ -64,6 +64,10 @@ def prune(
 ) -> PruneReport:
     """Remove what the docstring above says from the data directory ``home`` (or the PostgreSQL database in
     force); a report of what went (or would)."""
+    if older_than_days is not None and (
+        isinstance(older_than_days, bool) or not isinstance(older_than_days, (int, float))
+    ):
+        raise BadInput(f"prune(older_than_days=...) takes a number of days (got {type(older_than_days).__name__})")
     if older_than_days is not None and not (older_than_days >= 0):
         raise BadInput(f"--older-than must be a number of days >= 0 (got {older_than_days})")
     settings = settings or load_settings({})

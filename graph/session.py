@@ -530,11 +530,13 @@ def status_of(snap) -> str:
 
 def unknown_thread(thread_id: str, home: Path) -> InputError:
     place = storage.where(storage.database_url(), home)
-    return InputError(f"unknown thread {printable(thread_id)!r}: see `saturate runs` for the sessions in {place}")
+    return InputError(f"unknown thread {printable(str(thread_id))!r}: see `saturate runs` for the sessions in {place}")
 
 
 def session_state(thread_id: str, home=None, database_url: str | None = None) -> dict:
     """The latest checkpointed values of a session of either mode, with ``_next`` (raises InputError if unknown)."""
+    if not isinstance(thread_id, str):
+        raise InputError(f"session_state(thread_id=...) takes a str (got {type(thread_id).__name__})")
     home_path = home_dir(home, create=False)
     with storage.using(database_url), open_checkpointer(home_path, readonly=True) as saver:
         kind = kind_of(saver, thread_id) if saver is not None else None

@@ -17,6 +17,7 @@ recorded and the source's order kept.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,13 +66,18 @@ def ask(
             if timeout is None
             else call_with_deadline(source.search, query, want, timeout=timeout)
         )
-        raw = [r.model_dump() if hasattr(r, "model_dump") else dict(r) for r in got]
+        raw, dropped = usable_results(got)
+        if dropped:
+            answer.notes.append(
+                f"search {name} {query!r}: {dropped} result(s) without an http(s) link or not a result at all "
+                "dropped (javascript:, data:, file: … are never sources)"
+            )
     except DeadlineExceeded as exc:
         answer.timed_out = True
         answer.errors.append(f"search {name} {query!r}: timeout ({exc})")
     except Exception as exc:  # failure is data: recorded, the session goes on
         answer.errors.append(f"search {name} {query!r}: {error_text(exc)}")
-    answer.notes = drain_notes(source, name)
+    answer.notes += drain_notes(source, name)
     unique: dict[str, dict] = {}
     for r in raw:
         unique.setdefault(r["url"], r)
@@ -86,6 +92,32 @@ def ask(
     pool = raw if exclude_seen else raw[: k + extra]
     answer.unseen = [r for r in pool if r["url"] not in seen][: k + extra]
     return answer
+
+
+_SOURCE_URL = re.compile(r"(?:https?|local)://[^\s/?#]+", re.IGNORECASE)  # a web page, or a local corpus's document
+
+
+def usable_results(got: Any) -> tuple[list[dict], int]:
+    """(the results a source returned as dicts, how many were dropped): each needs a link to a web page or a local
+    corpus's document (``javascript:``, ``data:``, ``file:`` and anything else never become a source); a missing
+    title is its link, a missing snippet empty — a source of one's own (Python API) need not fill every field."""
+    out: list[dict] = []
+    dropped = 0
+    for r in got or []:
+        try:
+            d = r.model_dump() if hasattr(r, "model_dump") else dict(r)
+        except (TypeError, ValueError):
+            dropped += 1
+            continue
+        url = d.get("url")
+        if not isinstance(url, str) or not _SOURCE_URL.match(url.strip()):
+            dropped += 1
+            continue
+        d["url"] = url.strip()
+        d["title"] = str(d.get("title") or d["url"])
+        d["snippet"] = str(d.get("snippet") or "")
+        out.append(d)
+    return out, dropped
 
 
 def cosine(a: list[float], b: list[float]) -> float:

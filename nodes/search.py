@@ -68,6 +68,7 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
         k,
         accepted,
         settings.exclude_seen,
+        timeout=settings.search_timeout_s,
         extra=k if same else 0,
         rerank=rerank,
         depth=settings.rerank_depth,
@@ -93,6 +94,7 @@ def search(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 k,
                 {r["url"] for r in results} | set(accepted),
                 True,
+                timeout=settings.search_timeout_s,
                 rerank=rerank,
                 depth=settings.rerank_depth,
             )

@@ -255,6 +255,14 @@ class Settings(BaseModel):
         description="SearXNG engines to ask, comma-separated (e.g. `wikipedia,duckduckgo`). Unset: the instance's "
         "defaults for the categories.",
     )
+    search_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Wall-clock bound of one search of the single loop, retries included, for any source (a custom "
+        "Python source too): a search that has not answered by then is recorded as a timeout and the round goes "
+        "on with what it has.",
+    )
     search_retries: int = Field(
         default=2,
         ge=0,

@@ -79,3 +79,77 @@ def test_run_batch_from_a_script_without_the_main_guard_is_refused_before_spawni
         [sys.executable, str(guarded)], env=child_env(home), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda: __import__("saturate").session_state(123), "session_state(thread_id=...) takes a str"),
+        (lambda: __import__("saturate").session_state("x", home=5), "home=... takes a path"),
+        (lambda: _graph("list_sessions")(home=5), "home=... takes a path"),
+        (lambda: _prune(older_than_days="x"), "prune(older_than_days=...) takes a number of days"),
+        (lambda: _prune(home=[]), "home=... takes a path"),
+        (lambda: _graph("run_batch")(123, workers=1, out="o.jsonl"), "run_batch(path=...) takes a path"),
+        (lambda: _graph("run_batch")("t.jsonl", workers="2", out="o.jsonl"), "run_batch(workers=...) takes an int"),
+        (lambda: _graph("run_batch")("t.jsonl", workers=1, out="o.jsonl", overrides=5), "run_batch(overrides=...)"),
+        (lambda: _graph("run_batch")("t.jsonl", workers=1, out=5), "run_batch(out=...) takes a path"),
+        (lambda: _graph("list_checkpoints")(5), "unknown thread '5'"),
+    ],
+)
+def test_every_public_function_names_the_argument_it_cannot_use(home, call, named):
+    """Issue 36: these raised Python's own TypeError or AttributeError without naming the argument."""
+    with pytest.raises(BadInput) as err:
+        call()
+    assert named in str(err.value)
+
+
+def _graph(name):
+    return getattr(__import__("saturate.graph", fromlist=[name]), name)
+
+
+def _prune(**kwargs):
+    from saturate.graph.prune import prune
+
+    return prune(**kwargs)
+
+
+class OwnSource:
+    """A source of one's own (Python API): ``mode`` "hang" never answers, "bare" returns dicts without title or
+    snippet, "hostile" returns javascript:, data: and file: links beside a real one."""
+
+    name = "own"
+
+    def __init__(self, mode: str):
+        self.mode = mode
+
+    def search(self, query, k):
+        if self.mode == "hang":
+            import threading
+
+            threading.Event().wait()  # never returns
+        if self.mode == "bare":
+            return [{"url": "https://example.org/bubye", "id": "b"}]
+        return [
+            {"url": "javascript:alert(1)", "title": "Bubye River", "snippet": "The Bubye River is in Zimbabwe."},
+            {"url": "data:text/html,<b>x</b>", "title": "Bubye", "snippet": "Bubye River Zimbabwe."},
+            {"url": "file:///etc/passwd", "title": "Bubye River", "snippet": "Bubye River."},
+            "not a result",
+            {"url": "https://example.org/bubye", "title": "Bubye River", "snippet": "The Bubye River is in Zimbabwe."},
+        ]
+
+    def fetch(self, result):
+        return None
+
+
+@pytest.mark.parametrize("mode", ["hang", "bare", "hostile"])
+def test_a_source_of_ones_own_is_bounded_and_its_results_checked(home, mode):
+    result = research(
+        "Where is the Bubye River?", source=OwnSource(mode), search_timeout_s=1, max_rounds=2, min_rounds=1
+    )
+    urls = [s.url for s in result.sources]
+    assert all(u.startswith("https://") for u in urls), urls  # never javascript:, data:, file:
+    assert "javascript:" not in result.answer and "file:" not in result.answer
+    if mode == "hang":
+        assert result.outcome == "no_results" and any("timeout" in e for e in result.debug["errors"])
+    else:
+        assert urls == ["https://example.org/bubye"] or not urls
