@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -80,13 +81,18 @@ class VectorIndex:
         that came with saturate for exactly these rows and this model (``sources/shipped_vectors.py``) are taken
         instead of embedding the corpus; ``remark`` says why shipped ones meant for it were not."""
         path = cls.path_for(index_path, identity)
+        key = _file_key(path, identity, count)
+        with _OPEN_LOCK:
+            shared = _OPEN.get(key) if key is not None else None
+        if shared is not None:  # opened already in this process: one copy in memory, whatever uses it
+            return shared
         found, damaged = cls._load(path, count, identity)
         if found is not None:
-            return found
+            return _remember(found, identity, count)
         with FileLock(str(path) + ".lock"):
             found, damaged = cls._load(path, count, identity)  # built by another process while this one waited
             if found is not None:
-                return found
+                return _remember(found, identity, count)
             for old in index_path.parent.glob(f"{index_path.stem}.vec-*.npy"):  # another model's, or stale
                 if old != path:
                     old.unlink(missing_ok=True)
@@ -120,6 +126,7 @@ class VectorIndex:
         loaded, _ = cls._load(path, count, identity)
         if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
             raise OSError(f"the vectors written to {path} cannot be read back")
+        loaded = _remember(loaded, identity, count)
         loaded.remark = (
             "; ".join(
                 r
@@ -226,3 +233,31 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+# Vector files opened in this process, by file (path, identity, rows, size and mtime of it and its description): sources over one corpus (a
+# multi-source session's local and titles kinds, a batch's sessions in one worker) share one copy in memory. A
+# rewritten file has another size or mtime, so it is opened afresh.
+_OPEN: dict[tuple, VectorIndex] = {}
+_OPEN_LOCK = threading.Lock()
+_OPEN_MAX = 32  # files kept open; the least recently opened goes first
+
+
+def _file_key(path: Path, identity: str, count: int) -> tuple | None:
+    try:
+        st, meta = path.stat(), path.with_suffix(".json").stat()  # the description too: both must be unchanged
+    except OSError:
+        return None
+    if not path.is_file():
+        return None
+    return (str(path), identity, count, st.st_size, st.st_mtime_ns, meta.st_size, meta.st_mtime_ns)
+
+
+def _remember(index: VectorIndex, identity: str, count: int) -> VectorIndex:
+    key = _file_key(index.path, identity, count)
+    if key is not None:
+        with _OPEN_LOCK:
+            _OPEN[key] = index
+            while len(_OPEN) > _OPEN_MAX:
+                _OPEN.pop(next(iter(_OPEN)))
+    return index

@@ -96,6 +96,9 @@ def parse_spec(value: Any) -> dict:
     return out
 
 
+MAX_SOURCES = 16  # sources of one multi-source session (400 x wiki used 6.4 GB; 2,000 ran out of memory)
+
+
 def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
     """The ``sources`` setting from a JSON list, a comma-separated string, or a list. None stays None."""
     if value is None:
@@ -115,10 +118,21 @@ def parse_sources(value: Any) -> tuple[SourceSpec, ...] | None:
             value = [part for part in (p.strip() for p in text.split(",")) if part]
     if not isinstance(value, (list, tuple)) or not value:
         raise ValueError("expected a non-empty list of sources")
+    if len(value) > MAX_SOURCES:
+        raise ValueError(
+            f"{len(value)} sources: at most {MAX_SOURCES} run in parallel (each is a loop, an index and, for a corpus "
+            "ranked by meaning, its vectors in memory)"
+        )
     specs: list[SourceSpec] = []
     used: set[str] = set()
+    given: set[tuple] = set()
     for item in value:
         raw = parse_spec(item)
+        same = (raw.get("kind"), raw.get("corpus"), raw.get("name"))
+        if same in given:
+            shown = f"{raw.get('kind')}:{raw.get('corpus')}" if raw.get("corpus") else str(raw.get("kind"))
+            raise ValueError(f"the source {shown[:80]!r} is given twice: give each source once")
+        given.add(same)
         kind = BY_NAME.get(str(raw.get("kind")))
         if kind is not None and kind.corpus == "none" and raw.get("corpus"):
             raise ValueError(f"a {kind.name} source takes no corpus")

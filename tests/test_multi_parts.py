@@ -364,3 +364,23 @@ def test_deadline_bounds_a_hanging_call():
     assert call_with_deadline(lambda x: x + 1, 1, timeout=1) == 2
     with pytest.raises(ZeroDivisionError):
         call_with_deadline(lambda: 1 / 0, timeout=1)
+
+
+def test_sources_are_bounded_given_once_and_share_a_corpus_s_vectors(tmp_path):
+    """Issue 36: 400 x wiki used 6.4 GB and 2,000 ran out of memory. At most MAX_SOURCES, each given once, and one
+    corpus's vectors are one array in memory whatever opens them."""
+
+    from saturate.graph.embeddings import build_embeddings
+    from saturate.sources import open_wiki
+    from saturate.state.errors import BadInput
+    from saturate.state.source_spec import MAX_SOURCES
+
+    with pytest.raises(BadInput, match=f"at most {MAX_SOURCES} run in parallel"):
+        load_settings({"sources": ",".join(["wiki"] * 400)}, env={})
+    with pytest.raises(BadInput, match="is given twice"):
+        load_settings({"sources": "wiki,ddg,wiki"}, env={})
+    model, identity = build_embeddings(load_settings({}, env={}))
+    first, second = open_wiki(tmp_path / "index"), open_wiki(tmp_path / "index")
+    first.attach_vectors(model, identity, 0.4)
+    second.attach_vectors(model, identity, 0.4)
+    assert first._vectors is second._vectors
