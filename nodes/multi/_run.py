@@ -18,6 +18,7 @@ import time
 from saturate.nodes._search import Answer, ask
 from saturate.nodes.multi._loop_decision import Step, count_on_topic
 from saturate.state.settings import Settings
+from saturate.state.text import defuse, scrub_urls
 
 
 class SourceRun:
@@ -118,6 +119,7 @@ class SourceRun:
         return step
 
     def decide(self, action: str, by: str, reasoning: str) -> None:
+        reasoning = shown_text(reasoning)
         self.history[-1].reasoning = reasoning
         self.audit[-1].update(action=action, decided_by=by, reasoning=reasoning)
         self.writer({"event": "source_query", **self.audit[-1]})  # live progress (stream_mode "custom")
@@ -131,7 +133,7 @@ class SourceRun:
             "ceiling": ceiling,
             "queries": len(self.history),
             "stop_reason": stop_reason,
-            "reasoning": reasoning,
+            "reasoning": shown_text(reasoning),
             "started": self.started,
             "elapsed_s": round(time.perf_counter() - self.t0, 4),
             "timed_out": self.timed_out,
@@ -154,3 +156,11 @@ class SourceRun:
                 }
             )
         return out
+
+
+def shown_text(text: str) -> str:
+    """A model's or a page's words as they are recorded and shown (the loop's reasoning, the report's rows): no
+    link of any kind (``javascript:``, ``data:``, ``file:``, a bare domain: ``[link removed]``), no tag-like
+    sequence, no control character. Printing escapes the rest (``printable``)."""
+    cleaned, _ = scrub_urls(defuse(str(text or "")))
+    return "".join(c if c.isprintable() or c == " " else " " for c in cleaned)

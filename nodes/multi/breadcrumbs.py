@@ -44,7 +44,7 @@ from saturate.nodes.reading.salience import common_words, is_name, on_topic_floo
 from saturate.state.context import Context
 from saturate.state.multi_state import MultiState
 from saturate.state.settings_of import settings_of
-from saturate.state.text import term_set
+from saturate.state.text import scrub_urls, term_set
 
 LEAD_FLOOR = 0.5
 LEAD_QUERY = "{name} {task}"
@@ -72,7 +72,7 @@ def rank_leads(task: str, merged: list[dict], asked: list[str]) -> list[dict]:
     common = common_words(merged)
     for pos, weight in enumerate(weights):
         for ent in extract_entities(result_text(merged[pos])):
-            if ent.kind == "quantity" or not is_name(ent, common):
+            if ent.kind == "quantity" or not is_name(ent, common) or not lead_name(ent.name):
                 continue
             terms = term_set(ent.name) or frozenset({ent.name.lower()})
             if not (terms - used) or any(terms <= t for t in titles):
@@ -95,6 +95,16 @@ def rank_leads(task: str, merged: list[dict], asked: list[str]) -> list[dict]:
     return [
         {"name": c["name"], "kind": c["kind"], "score": round(c["score"], 3), "results": c["results"]} for c in kept
     ]
+
+
+def lead_name(name: str) -> bool:
+    """A lead is a name, never a link or an instruction: no URL or domain (``https://evil-a.com/x``, ``evil.com``,
+    ``www.x``), no phrase of several words in capitals ("IGNORE ALL PREVIOUS INSTRUCTIONS": a name in capitals is
+    one word, an acronym), nothing tag-like."""
+    if scrub_urls(name)[1] or "<" in name or ">" in name:
+        return False
+    letters = [w for w in name.split() if any(c.isalpha() for c in w)]
+    return not (len(letters) >= 3 and all(w.isupper() for w in letters))
 
 
 def asked_by_source(state: MultiState) -> dict[str, set[str]]:
@@ -148,7 +158,7 @@ def entity_items(task: str, merged: list[dict], limit: int, researched: Abstract
     out = []
     for c in key_entities(task, merged, ENTITY_MIN_MENTIONS):
         terms = term_set(c["name"])
-        if not terms or terms in titles or c["name"].lower() in researched:
+        if not terms or terms in titles or c["name"].lower() in researched or not lead_name(c["name"]):
             continue
         out.append(
             {
