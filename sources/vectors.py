@@ -41,6 +41,7 @@ DOC_CHARS = 128  # a document's title and opening, embedded: what it is about (a
 BATCH = 16  # documents per embedding call while building
 VERSION = 1  # the file's layout; a new one rebuilds every vector file
 IN_MEMORY_BYTES = 512 * 2**20  # vector files up to this size are read into memory; larger ones stay memory-mapped
+FLUSH_ROWS = 4096  # rows between two flushes of a build's memory map to disk
 SAMPLE_ROWS = 4096  # rows of a memory-mapped file checked to be unit vectors when it is opened
 
 
@@ -93,9 +94,9 @@ class VectorIndex:
             found, damaged = cls._load(path, count, identity)  # built by another process while this one waited
             if found is not None:
                 return _remember(found, identity, count)
-            for old in index_path.parent.glob(f"{index_path.stem}.vec-*.npy"):  # another model's, or stale
-                if old != path:
-                    old.unlink(missing_ok=True)
+            for old in index_path.parent.glob(f"{index_path.stem}.vec-*"):  # another model's, or stale
+                if old != path and not old.name.startswith(path.stem + ".") and old.suffix in (".npy", ".json"):
+                    old.unlink(missing_ok=True)  # (this model's interrupted build, .partial.*, is gone on with)
             for left in path.parent.glob(f"{path.stem}.*.building"):  # a build killed while writing (the lock is
                 left.unlink(missing_ok=True)  # held: no other build of these vectors is under way)
             for taken in (path, path.with_suffix(".json")):  # a folder in the file's place: ours to clear (its name)
@@ -110,19 +111,22 @@ class VectorIndex:
                     identity, count, VERSION, lambda: (doc_text(t, x) for t, x in rows()), batch
                 )
             if vectors is None:
-                vectors = cls._embed(rows, count, embedder, progress)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".building")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    np.save(fh, vectors)
-                digest = _sha256(Path(tmp))
-                os.replace(tmp, path)
-                path.with_suffix(".json").write_text(
-                    json.dumps({"identity": identity, "count": count, "dim": int(vectors.shape[1]), "sha256": digest})
-                )
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+                dim, resumed = cls._build(path, rows, count, embedder, identity, progress)
+                if resumed:
+                    remark = f"the vectors' build went on from document {resumed:,} of {count:,} (it was interrupted)"
+            else:
+                dim = int(vectors.shape[1])
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".building")
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        np.save(fh, vectors)
+                    os.replace(tmp, path)
+                finally:
+                    if os.path.exists(tmp):
+                        os.unlink(tmp)
+            path.with_suffix(".json").write_text(
+                json.dumps({"identity": identity, "count": count, "dim": dim, "sha256": _sha256(path)})
+            )
         loaded, _ = cls._load(path, count, identity)
         if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
             raise OSError(f"the vectors written to {path} cannot be read back")
@@ -179,32 +183,64 @@ class VectorIndex:
         return cls(path, vectors, identity), None
 
     @staticmethod
-    def _embed(rows, count: int, embedder, progress) -> np.ndarray:
-        out: list[np.ndarray] = []
-        batch: list[str] = []
-        done = 0
-
+    def _build(path: Path, rows, count: int, embedder, identity: str, progress) -> tuple[int, int]:
+        """Embed the rows into ``path`` (dimension, the row a resumed build went on from, else 0). The vectors go
+        straight into a memory-mapped ``.partial.npy`` beside it, a batch at a time, so memory stays bounded by a
+        batch whatever the corpus's size; ``.partial.json`` records how many rows are in it, so a build that was
+        interrupted (Ctrl-C, a killed process) goes on where it stopped. Done, the file is moved into place."""
+        partial = path.with_name(path.stem + ".partial.npy")
+        state = path.with_name(path.stem + ".partial.json")
         embed = getattr(embedder, "embed_batch", None) or embedder.embed_documents  # a batched path when it has one
+        out, done = None, 0
+        try:
+            saved = json.loads(state.read_text())
+            if saved.get("identity") == identity and saved.get("count") == count:
+                out = np.lib.format.open_memmap(partial, mode="r+")
+                if out.dtype != np.float32 or out.ndim != 2 or out.shape[0] != count:
+                    out = None
+                else:
+                    done = max(0, min(int(saved.get("done") or 0), count))
+        except Exception:  # noqa: BLE001 - no build to go on with, or a damaged one: start afresh
+            out, done = None, 0
+        if out is None:
+            partial.unlink(missing_ok=True)
+            state.unlink(missing_ok=True)
+        resumed, pos = done, done
+        if done and progress is not None:
+            progress(done, count)
+        batch: list[str] = []
 
         def flush() -> None:
-            nonlocal done
+            nonlocal out, pos
             vecs = np.asarray(embed(batch), dtype=np.float32)
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            out.append(vecs / np.clip(norms, 1e-12, None))
-            done += len(batch)
+            vecs = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+            if out is None:
+                out = np.lib.format.open_memmap(partial, mode="w+", dtype=np.float32, shape=(count, vecs.shape[1]))
+            out[pos : pos + len(vecs)] = vecs
+            pos += len(vecs)
             batch.clear()
+            if pos % FLUSH_ROWS < BATCH or pos == count:
+                out.flush()
+            state.write_text(json.dumps({"identity": identity, "count": count, "done": pos}))
             if progress is not None:
-                progress(done, count)
+                progress(pos, count)
 
-        for title, text in rows():
+        for i, (title, text) in enumerate(rows()):
+            if i < done:
+                continue
             batch.append(doc_text(title, text))
             if len(batch) == BATCH:
                 flush()
         if batch:
             flush()
-        if not out:
-            raise ValueError("no documents to embed")
-        return np.concatenate(out)
+        if out is None or pos != count:
+            raise ValueError("no documents to embed" if out is None else f"{pos} of {count} documents embedded")
+        dim = int(out.shape[1])
+        out.flush()
+        del out  # the memory map is closed before the file moves
+        os.replace(partial, path)
+        state.unlink(missing_ok=True)
+        return dim, resumed
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """The cosine of every document to ``query`` (a unit vector)."""
@@ -235,9 +271,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-# Vector files opened in this process, by file (path, identity, rows, size and mtime of it and its description): sources over one corpus (a
-# multi-source session's local and titles kinds, a batch's sessions in one worker) share one copy in memory. A
-# rewritten file has another size or mtime, so it is opened afresh.
+# Vector files opened in this process, by file (path, identity, rows, the size and mtime of it and its description):
+# sources over one corpus (a multi-source session's local and titles kinds, a batch's sessions in one worker) share
+# one copy in memory. A rewritten file has another size or mtime, so it is opened afresh.
 _OPEN: dict[tuple, VectorIndex] = {}
 _OPEN_LOCK = threading.Lock()
 _OPEN_MAX = 32  # files kept open; the least recently opened goes first

@@ -293,7 +293,8 @@ LocalCorpus.open(path, index).attach_vectors(Slow(), sys.argv[3], 0.4)
 
 def test_a_build_killed_mid_way_leaves_nothing_half_written_and_the_next_builds(tmp_path, model):
     """SIGKILL while the vectors are embedded (and a temp file left as if killed while writing): no vector file
-    appears, the lock dies with the process, the next session builds them and ranks by meaning."""
+    appears, the lock dies with the process, the next session goes on with the build where it stopped (issue 36:
+    resumable, memory-mapped) and ranks by meaning."""
     m, identity = model
     docs = [{"id": f"d{i}", "title": f"River {i}", "text": f"River number {i} flows into the sea."} for i in range(80)]
     path = tmp_path / "c.jsonl"
@@ -314,6 +315,10 @@ def test_a_build_killed_mid_way_leaves_nothing_half_written_and_the_next_builds(
     final = VectorIndex.path_for(src.index_path, identity)
     assert not final.exists() and not final.with_suffix(".json").exists()
     (final.parent / f"{final.stem}.x1.building").write_bytes(b"half")  # as if killed inside np.save
-    src.attach_vectors(m, identity, 0.4)
-    assert final.exists() and not list(final.parent.glob("*.building"))
+    counting = Counting(m)
+    src.attach_vectors(counting, identity, 0.4)
+    assert final.exists() and not list(final.parent.glob("*.building")) and not list(final.parent.glob("*.partial*"))
+    # issue 36: the build went on where it was killed (the first batch of 16 was in, the second under way), noted
+    assert counting.texts <= len(DOCS) + len(docs) - 16, counting.texts
+    assert any("went on from document" in n and "of 86" in n for n in src.notes), src.notes
     assert [r.title for r in src.search("How do vaccines work?", 2)][0].startswith("Vaccine")
