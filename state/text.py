@@ -71,7 +71,8 @@ def overlap(a: str | set[str] | frozenset[str], b: str | set[str] | frozenset[st
 
 # C0 and C1 control characters (but newline and tab), DEL, and the bidirectional overrides/isolates that can
 # reorder what a terminal shows
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# control characters, bidi embeddings/overrides/isolates and the invisible direction marks (LRM, RLM, ALM)
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _TAG_LIKE = re.compile(r"<(\s*/?\s*[A-Za-z!?][^<>\n]{0,80})>")
 
 
@@ -119,7 +120,7 @@ def defuse(text: str) -> str:
 # a URL or URI-like reference: scheme:/ or scheme:// (a browser reads https:/host too), a scheme that runs, embeds
 # or mails without // (javascript:, data:, vbscript:, file:, mailto:), a protocol-relative //host, a www. host
 _URL = re.compile(
-    r"(?:\b[a-z][a-z0-9+.-]{1,20}:/{1,3}|\b(?:javascript|data|vbscript|file|mailto):|(?<![\w/:])//(?=[a-z0-9])"
+    r"(?:\b[a-z][a-z0-9+.-]{1,20}:/{1,3}|\b(?:javascript|data|vbscript|file|mailto|https?|ftp):|(?<![\w/:])//(?=[a-z0-9])"
     r"|\bwww\.)[^\s<>\"'\]\)]*",
     re.IGNORECASE,
 )
@@ -142,32 +143,53 @@ def _public_suffix(host: str) -> bool:
     return bool(parts.suffix and parts.domain)
 
 
+# full-width letters and punctuation and the ideographic full stops, folded to ASCII one character for one (so a
+# match's position in the folded text is its position in the text): ｅｖｉｌ．ｃｏｍ and evil。com are links too
+_FOLD = {0x3002: ".", 0xFF0E: ".", 0xFF61: ".", **{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}}
+_MAIL = re.compile(r"[\w.+-]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}\b", re.IGNORECASE)
+
+
 def scrub_urls(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> tuple[str, list[str]]:
     """``text`` with every URL not in ``allowed`` (the retrieved sources') replaced by ``[link removed]``;
-    (text, the removed URLs). Untrusted text can carry links; an answer must only ever point at a source."""
+    (text, the removed URLs). Untrusted text can carry links; an answer must only ever point at a source. Links are
+    found in the text with full-width letters and ideographic dots folded to ASCII; a scheme without slashes
+    (``https:evil.com``), a mail address and a bare domain in capitals (``EVIL.COM``) count too."""
+    text = text or ""
+    folded = text.translate(_FOLD)
+    spans: list[tuple[int, int]] = []
     removed: list[str] = []
 
-    def fix(m: re.Match) -> str:
-        url = m.group(0).rstrip(".,;:!?")
-        tail = m.group(0)[len(url) :]
-        if url in allowed:
-            return m.group(0)
+    def take(start: int, end: int) -> None:
+        url = text[start:end].rstrip(".,;:!?")
+        folded_url = folded[start : start + len(url)]
+        if url in allowed or folded_url in allowed:
+            return
         removed.append(url)
-        return LINK_REMOVED + tail
+        spans.append((start, start + len(url)))
 
-    text = _URL.sub(fix, text or "")
-
-    def bare(m: re.Match) -> str:
+    for m in _URL.finditer(folded):
+        take(m.start(), m.end())
+    for m in _MAIL.finditer(folded):
+        if not any(a < m.end() and m.start() < b for a, b in spans):
+            take(m.start(), m.end())
+    for m in _BARE.finditer(folded):
+        if any(a < m.end() and m.start() < b for a, b in spans):
+            continue
         host, path = m.group(1), m.group(2) or ""
-        if (path or host == host.lower()) and _public_suffix(host):
+        if (path or host == host.lower() or host == host.upper()) and _public_suffix(host.lower()):
             whole = (host + path).rstrip(".,;:!?")
             if whole in allowed or any(whole in a for a in allowed):
-                return m.group(0)
-            removed.append(whole)
-            return LINK_REMOVED + m.group(0)[len(whole) :]
-        return m.group(0)
-
-    return _BARE.sub(bare, text), removed
+                continue
+            removed.append(text[m.start() : m.start() + len(whole)])
+            spans.append((m.start(), m.start() + len(whole)))
+    out, last = [], 0
+    for a, b in sorted(spans):
+        if a < last:
+            continue
+        out.append(text[last:a] + LINK_REMOVED)
+        last = b
+    out.append(text[last:])
+    return "".join(out), removed
 
 
 def clip(text: str, limit: int) -> str:

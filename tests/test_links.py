@@ -83,3 +83,27 @@ def test_page_extraction_reads_a_bounded_number_of_elements():
     assert "The intro says what the page is." in text and text.count("cell a") < MAX_TAGS // 4
     small = "<html><body><p>short</p></body></html>"
     assert bounded_markup(small) == small
+
+
+@pytest.mark.parametrize(
+    "link",
+    ["EVIL-J.COM", "admin@evil-m.com", "https:Evil-N.com", "https:evil-n.com/x", "ｅｖｉｌ．ｃｏｍ", "evil。com"],
+)
+def test_link_forms_the_scrub_kept_are_removed(link):
+    """Issue 36: capitals, a mail address, a scheme without slashes, full-width letters and ideographic dots."""
+    text, removed = scrub_urls(f"See {link} now, or {SOURCE}.", {SOURCE})
+    assert link not in text and LINK_REMOVED in text and SOURCE in text, text
+    assert removed == [link]
+
+
+def test_names_and_times_are_not_links():
+    for text in ("Amazon.com sells books", "at 10:30 the ratio was 1:2", "J. R. R. Tolkien wrote it"):
+        assert scrub_urls(text) == (text, [])
+
+
+def test_direction_marks_and_escapes_never_reach_a_terminal_or_a_report():
+    from saturate.state.text import printable
+    from saturate.views.report_parts import e
+
+    for raw in ("\u200e", "\u200f", "\u061c", "\u202e", "\x1b[2J"):
+        assert raw not in printable(f"a{raw}b") and raw not in e(f"a{raw}b")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from saturate.state.settings import load_settings
+from saturate.state.text import printable
 
 CHART_WIDTH = 1000  # SVG user units; the chart is scaled to its panel's width
 CHART_FONT = "system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif"
@@ -99,8 +100,9 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; }
 
 
 def e(x: Any) -> str:
-    """HTML-escaped text ('' for None)."""
-    return html.escape("" if x is None else str(x))
+    """HTML-escaped text ('' for None), control characters and bidi overrides shown as ``\\uXXXX`` (``printable``):
+    a source's name or a page's title cannot reorder or hide what the report shows."""
+    return html.escape(printable("" if x is None else str(x)))
 
 
 def link(url: str, text: str | None = None) -> str:
