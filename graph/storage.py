@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the optional extra, for annotations only
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 ENV = ENV_PREFIX + "DATABASE_URL"
+POOL_WAIT_S = 15  # a connection waited for at most this long (a lost server reported in a batch: 69 s with 60)
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8  # connections a process may hold: one saver + the cache and page store of a few threads
 # synchronous_commit=off on saturate's connections: the trade sessions.db makes with WAL + synchronous=NORMAL.
@@ -134,8 +135,14 @@ def pool(url: str) -> ConnectionPool[Connection[DictRow]]:
             url,
             min_size=1,
             max_size=POOL_MAX,
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "options": SESSION_OPTIONS},
-            timeout=60,
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "row_factory": dict_row,
+                "options": SESSION_OPTIONS,
+                "connect_timeout": CONNECT_TIMEOUT_S,  # a lost server: each reconnection fails fast
+            },
+            timeout=POOL_WAIT_S,
             open=True,
             name="saturate",
         )

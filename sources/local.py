@@ -77,7 +77,8 @@ class LocalCorpus:
 
     @classmethod
     def open(cls, corpus_path: Path | str, index_dir: Path | str) -> Self:
-        """Index ``corpus_path`` (JSONL or folder) into ``index_dir`` once; reuse it while unchanged."""
+        """Index ``corpus_path`` (JSONL, a folder of notes, or one .md/.txt note) into ``index_dir`` once; reuse it
+        while unchanged."""
         if not str(corpus_path).strip():
             raise CorpusError("the corpus path is empty: name a JSONL file or a folder (or leave it unset)")
         try:
@@ -90,7 +91,12 @@ class LocalCorpus:
             key = corpus_fingerprint(path)
         except OSError as err:  # a name too long, a permission denied on a parent ...
             raise CorpusError(f"cannot open corpus {str(corpus_path)[:200]!r}: {err.strerror or err}") from None
-        loader = (lambda: read_folder(path)) if path.is_dir() else (lambda: read_jsonl(path))
+        if path.is_dir():
+            loader = lambda: read_folder(path)  # noqa: E731 - the three loaders side by side
+        elif path.suffix.lower() in FOLDER_SUFFIXES:  # one note: a corpus of one document, read as a folder's are
+            loader = lambda: read_folder(path.parent, [path])  # noqa: E731
+        else:
+            loader = lambda: read_jsonl(path)  # noqa: E731
         return cls.open_keyed(loader, name, index_dir, slot=str(path), key=key, where=str(path))
 
     @classmethod
@@ -397,10 +403,11 @@ def read_jsonl(path: Path) -> Iterator[dict]:
         yield rec
 
 
-def read_folder(path: Path) -> Iterator[dict]:
-    """Records of a folder of .md/.txt files: id = relative path; a .md file's text is ``markdown_text`` of it and
-    its title its first level-1 heading (``# Title`` or underlined ``===``); otherwise the title is the file stem."""
-    for f in _folder_files(path):
+def read_folder(path: Path, files: list[Path] | None = None) -> Iterator[dict]:
+    """Records of a folder of .md/.txt files (or of ``files`` in it: a single note given as the corpus): id =
+    relative path; a .md file's text is ``markdown_text`` of it and its title its first level-1 heading (``# Title``
+    or underlined ``===``); otherwise the title is the file stem."""
+    for f in _folder_files(path) if files is None else files:
         try:
             text = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as err:

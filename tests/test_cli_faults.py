@@ -258,3 +258,19 @@ def test_ctrl_c_at_any_moment_says_only_what_is_true(home, after_s):
     else:
         assert "nothing" in said[0] and "run the command again" in said[0] or "nothing was saved" in said[0]
         assert shown.returncode == 2 and "unknown thread" in shown.stderr  # and nothing was saved indeed
+
+
+def test_a_full_disk_before_the_first_checkpoint_says_run_it_again(home, monkeypatch, capsys):
+    """Issue 36: a full disk before anything was saved said "free space, then resume", and resume then said unknown
+    thread. It says what is true: nothing was saved; free space and run the command again."""
+    import sqlite3
+
+    import saturate.graph.session as session
+
+    def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(session, "start", full)
+    assert main(["research", "Where is the Bubye River?", "--thread", "full0"]) == 1
+    err = capsys.readouterr().err
+    assert "the session full0 saved no step" in err and "run the command again" in err and "resume" not in err, err

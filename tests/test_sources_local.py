@@ -510,3 +510,10 @@ def test_make_source_ddg(tmp_path: Path):
     assert source.params == {"region": "us-en", "safesearch": "moderate", "timelimit": "w", "backend": "auto"}
     assert source.inner.timeout and source.inner.timeout <= 20
     assert not os.path.exists(tmp_path / "home" / "index")
+
+
+def test_a_single_note_is_a_corpus_of_one_document(notes: Path, tmp_path: Path):
+    """Issue 36: a single .md file given as the corpus was read as JSON ("line 1 is not valid JSON")."""
+    one = LocalCorpus.open(notes / "alpha.md", tmp_path / "idx")
+    [hit] = one.search("aardvarks", 5)
+    assert (hit.title, hit.url) == ("Alpha Heading", "local://alpha/alpha.md") and one.count == 1

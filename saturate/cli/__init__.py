@@ -158,8 +158,15 @@ def _run(argv: list[str] | None) -> int:
         if message is None:
             raise  # a bug: the traceback is what a report needs
         thread = getattr(args, "thread", None)
-        if isinstance(thread, str) and thread:
-            message = message.replace("saturate resume THREAD", f"saturate resume {printable(thread)}")
+        resume_hint = "then continue with `saturate resume THREAD` (`saturate runs` lists them)"
+        if args.command in SESSION_COMMANDS and isinstance(thread, str) and thread and resume_hint in message:
+            if saved_status(thread, args) is None:  # nothing was saved: nothing to resume
+                message = message.replace(
+                    "every step completed before it is checkpointed — free some space, " + resume_hint,
+                    f"the session {printable(thread)} saved no step — free some space, then run the command again",
+                )
+            else:
+                message = message.replace("saturate resume THREAD", f"saturate resume {printable(thread)}")
         say(message, file=sys.stderr)
         return EXIT_FAILED
 
