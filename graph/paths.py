@@ -44,11 +44,17 @@ def home_dir(home: str | os.PathLike | None = None, create: bool = True) -> Path
         raise DataDirError(f"home=... takes a path: a str or os.PathLike (got {type(home).__name__})")
     path = locate("home", home)
     assert path is not None  # the data directory always has a default
-    if path.exists() and not path.is_dir():
+    try:
+        exists, folder = path.exists(), path.is_dir()
+    except (OSError, ValueError) as err:  # a name too long, a NUL byte, a permission denied on a parent
+        raise DataDirError(
+            f"cannot use the data directory {str(path)[:200]!r}: {getattr(err, 'strerror', None) or err}"
+        ) from None
+    if exists and not folder:
         raise DataDirError(
             f"the data directory {path} is a file, not a folder: point SATURATE_HOME (or --home) at a folder"
         )
-    if create and not path.is_dir():
+    if create and not folder:
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as err:

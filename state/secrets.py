@@ -36,10 +36,21 @@ def redact(text: str) -> str:
             continue
         if key in text:
             text = text.replace(key, mask(key))
-        if len(key) > PIECE:
-            for size in range(len(key) - 1, PIECE - 1, -1):
-                for start in range(len(key) - size + 1):
-                    piece = key[start : start + size]
-                    if piece in text:
-                        text = text.replace(piece, "****")
+        if len(key) > PIECE:  # every run covered by a piece of PIECE characters of the key: linear in the text
+            grams = {key[i : i + PIECE] for i in range(len(key) - PIECE + 1)}
+            covered = [False] * len(text)
+            for i in range(len(text) - PIECE + 1):
+                if text[i : i + PIECE] in grams:
+                    covered[i : i + PIECE] = [True] * PIECE
+            if any(covered):
+                out, i = [], 0
+                while i < len(text):
+                    if covered[i]:
+                        while i < len(text) and covered[i]:
+                            i += 1
+                        out.append("****")
+                    else:
+                        out.append(text[i])
+                        i += 1
+                text = "".join(out)
     return text

@@ -29,6 +29,7 @@ from saturate.state.source_kinds import (
     source_help,
 )
 from saturate.state.source_spec import SourceSpec, parse_sources
+from saturate.state.text import printable
 
 ENV_PREFIX = "SATURATE_"
 
@@ -678,6 +679,7 @@ def url_passwords(url: str) -> list[str]:
     return sorted(out, key=len, reverse=True)  # the longest first: a decoded form may be part of the written one
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SHORT = reprlib.Repr()  # how an input is shown: a nested or long value is cut, never repr'd whole
 _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist = 3, 120, 120, 6
 SECRET_BEARING = frozenset({"database_url", "openai_base_url", "ollama_host", "searxng_url"})  # may hold a password
@@ -712,15 +714,28 @@ def mask_url(url: str) -> str:
     return _without_pieces(f"{scheme}://{user}{host}{path}{shown_query}", url_passwords(text))
 
 
-def _without_pieces(text: str, secrets: list[str]) -> str:
-    """``text`` with every piece of three characters or more of each secret replaced by ``***``."""
-    for secret in secrets:
-        for size in range(len(secret), 2, -1):  # the longest pieces first
-            for start in range(len(secret) - size + 1):
-                piece = secret[start : start + size]
-                if piece in text and piece != "***":
-                    text = text.replace(piece, "***")
-    return text
+def _without_pieces(text: str, secrets: list[str], size: int = 3) -> str:
+    """``text`` with every run of characters covered by a piece of ``size`` characters or more of a secret replaced
+    by ``***``. Linear in the text and the secrets (their ``size``-grams in a set), so a megabyte-long "password"
+    costs what its length does."""
+    grams = {secret[i : i + size] for secret in secrets for i in range(len(secret) - size + 1)}
+    grams.discard("***")
+    if not grams or len(text) < size:
+        return text
+    covered = bytearray(len(text))
+    for i in range(len(text) - size + 1):
+        if text[i : i + size] in grams:
+            covered[i : i + size] = b"\x01" * size
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append("***")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def scrub_password(text: str, url: str) -> str:
@@ -770,12 +785,18 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     from_env = frozenset(values) - frozenset(overrides or {})
     for name, value in (overrides or {}).items():
         if name not in Settings.model_fields:
-            raise SettingsError(f"invalid settings: unknown setting {name!r}")
+            raise SettingsError(f"invalid settings: unknown setting {printable(str(name))[:80]!r}")
         values[name] = value
+    for name, value in values.items():  # bytes that are not UTF-8 (a command line's) arrive as lone surrogates
+        if isinstance(value, str) and _SURROGATE.search(value):
+            where = f"{ENV_PREFIX}{name.upper()} (environment)" if name in from_env else name
+            raise SettingsError(f"invalid settings: {where}: not valid UTF-8 text")
     try:
         return Settings.model_validate(values, strict=False, context={"check_files": True})
     except ValidationError as err:
         raise SettingsError(_format_error(err, from_env)) from None
+    except (UnicodeError, RecursionError, OverflowError) as err:  # a value no validator foresaw: still one line
+        raise SettingsError(f"invalid settings: {type(err).__name__}: {printable(str(err))[:200]}") from None
 
 
 def _nullable(name: str) -> bool:

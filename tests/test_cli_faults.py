@@ -274,3 +274,4 @@ def test_a_full_disk_before_the_first_checkpoint_says_run_it_again(home, monkeyp
     assert main(["research", "Where is the Bubye River?", "--thread", "full0"]) == 1
     err = capsys.readouterr().err
     assert "the session full0 saved no step" in err and "run the command again" in err and "resume" not in err, err
+    assert "no space left" in err or "cannot be written" in err

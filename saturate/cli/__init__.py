@@ -117,8 +117,10 @@ def saved_status(thread: str, args: argparse.Namespace) -> str | None:
         from saturate import session_state  # loaded already: the session ran in this process
 
         return str(session_state(thread, home=getattr(args, "home", None)).get("_status") or "saved")
-    except Exception:  # no such session yet, a damaged store: nothing known to be saved
+    except BadInput:  # no such session: nothing was saved
         return None
+    except Exception:  # the store cannot be read (a lost database, a full disk): what was saved stays unknown
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,9 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     code = _run(argv)
     if script and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        # done: a Ctrl-C while Python shuts down (its threads joined) ends it with this code, quietly (a command that
-        # set its own handler for this moment, batch's "a second Ctrl-C stops at once", keeps it)
-        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(code))
+        # done: a Ctrl-C while Python shuts down is ignored — its handler would be Python's default again by then
+        # and end the process with -2 (SIGINT) although everything was done (a command that set its own handler for
+        # this moment, batch's "a second Ctrl-C stops at once", keeps it)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
 
 
@@ -158,15 +161,14 @@ def _run(argv: list[str] | None) -> int:
         if message is None:
             raise  # a bug: the traceback is what a report needs
         thread = getattr(args, "thread", None)
-        resume_hint = "then continue with `saturate resume THREAD` (`saturate runs` lists them)"
-        if args.command in SESSION_COMMANDS and isinstance(thread, str) and thread and resume_hint in message:
-            if saved_status(thread, args) is None:  # nothing was saved: nothing to resume
-                message = message.replace(
-                    "every step completed before it is checkpointed — free some space, " + resume_hint,
-                    f"the session {printable(thread)} saved no step — free some space, then run the command again",
+        if isinstance(thread, str) and thread:
+            nothing = args.command in SESSION_COMMANDS and saved_status(thread, args) is None
+            if nothing and "saturate resume THREAD" in message:  # nothing was saved: nothing to resume
+                message = (
+                    message.split("; every step")[0]
+                    + f"; the session {printable(thread)} saved no step — fix that, then run the command again"
                 )
-            else:
-                message = message.replace("saturate resume THREAD", f"saturate resume {printable(thread)}")
+            message = message.replace("saturate resume THREAD", f"saturate resume {printable(thread)}")
         say(message, file=sys.stderr)
         return EXIT_FAILED
 
