@@ -118,20 +118,20 @@ def test_the_python_api_refuses_in_one_line(home, no_session):
     calls = 0
     for _ in range(max(40, 4 * N)):
         a, b = rng.choice(odd), rng.choice(odd)
-        for call in (
-            lambda: research(a),
-            lambda: research(TASK, max_rounds=a),
-            lambda: research(TASK, thread_id=a),
-            lambda: research(TASK, home=a),
-            lambda: verify(a),
-            lambda: resume(a),
-            lambda: session_state(a),
-            lambda: list_sessions(home=a),
-            lambda: prune(older_than_days=a, dry_run=True),
-            lambda: research(TASK, source_tiers=a, corpus=b),
+        for fn, args, kwargs in (
+            (research, (a,), {}),
+            (research, (TASK,), {"max_rounds": a}),
+            (research, (TASK,), {"thread_id": a}),
+            (research, (TASK,), {"home": a}),
+            (verify, (a,), {}),
+            (resume, (a,), {}),
+            (session_state, (a,), {}),
+            (list_sessions, (), {"home": a}),
+            (prune, (), {"older_than_days": a, "dry_run": True}),
+            (research, (TASK,), {"source_tiers": a, "corpus": b}),
         ):
             try:
-                call()
+                fn(*args, **kwargs)
             except BadInput as err:
                 assert str(err) and "\n" not in str(err).strip()
             calls += 1
