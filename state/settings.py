@@ -683,6 +683,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHORT = reprlib.Repr()  # how an input is shown: a nested or long value is cut, never repr'd whole
 _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist = 3, 120, 120, 6
 SECRET_BEARING = frozenset({"database_url", "openai_base_url", "ollama_host", "searxng_url"})  # may hold a password
+MASK_MAX_CHARS = 4096  # a longer "URL" is shown as its length alone
 _CONNINFO_SHOWN = frozenset({"host", "hostaddr", "port", "dbname", "user", "sslmode"})
 
 
@@ -693,9 +694,11 @@ def mask_url(url: str) -> str:
     string (``host=… password=…``) keeps the values of host, port, dbname, user and sslmode; anything else is not
     shown."""
     text = str(url)
+    if len(text) > MASK_MAX_CHARS:  # no URL is this long: nothing of it is shown (and no pattern runs over it)
+        return f"<not shown: {len(text):,} characters>"
     scheme, sep, rest = text.partition("://")
     if not sep:
-        pairs = re.findall(r"([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|\S*)", text)
+        pairs = re.findall(r"(?<![A-Za-z_])([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|\S*)", text)
         if not pairs:
             return "<not shown: it may hold a password>"
         return " ".join(f"{k}={v if k.lower() in _CONNINFO_SHOWN else '***'}" for k, v in pairs)

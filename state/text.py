@@ -146,7 +146,7 @@ def _public_suffix(host: str) -> bool:
 # full-width letters and punctuation and the ideographic full stops, folded to ASCII one character for one (so a
 # match's position in the folded text is its position in the text): ｅｖｉｌ．ｃｏｍ and evil。com are links too
 _FOLD = {0x3002: ".", 0xFF0E: ".", 0xFF61: ".", **{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}}
-_MAIL = re.compile(r"[\w.+-]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}\b", re.IGNORECASE)
+_MAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}\b", re.IGNORECASE)
 
 
 def scrub_urls(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> tuple[str, list[str]]:

@@ -78,3 +78,26 @@ def test_no_command_prints_a_password_of_the_database_url(home, monkeypatch, cap
             text = out.out + out.err
             assert code in (0, 1, 2) and "Traceback" not in text, (url, code, text)
             assert not leaked(password, text), (url, leaked(password, text), text)
+
+
+def test_masking_and_scrubbing_a_huge_value_end(tmp_path):
+    """The fuzz of issue 36 hung on a 100,000-character value: the conninfo and mail patterns backtracked over it
+    (quadratic). Each call must end; the bound (60 s) only catches a hang, it is no speed target."""
+    import threading
+
+    from saturate.state.text import scrub_urls
+
+    values = ["a" * 200_000, "a" * 200_000 + "@x.com", "password=" + "b" * 200_000, "[" * 50_000]
+    finished: list[int] = []
+
+    def run() -> None:
+        for value in values:
+            mask_url(value)
+            scrub_password(value, f"postgresql://u:{value}@h/db")
+            scrub_urls(value)
+            finished.append(1)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert len(finished) == len(values), "masking or scrubbing a long value did not end"
