@@ -18,7 +18,7 @@ import psutil
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from conftest import child_env
@@ -196,7 +196,10 @@ def test_streamable_http_on_loopback(http_server):
 
 def authorized(url: str, token: str = TOKEN):
     """A streamable HTTP transport that sends the bearer token."""
-    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+    import httpx2  # the HTTP client the MCP SDK's transport takes (its dependency)
+
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120, follow_redirects=True)
+    return streamable_http_client(url, http_client=client)
 
 
 class Listener:
