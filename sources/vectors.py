@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock
 
+from saturate.state.files import file_sha256
 from saturate.state.text import clip
 
 DOC_CHARS = 128  # a document's title and opening, embedded: what it is about (about 28 WordPiece tokens)
@@ -125,7 +126,7 @@ class VectorIndex:
                     if os.path.exists(tmp):
                         os.unlink(tmp)
             path.with_suffix(".json").write_text(
-                json.dumps({"identity": identity, "count": count, "dim": dim, "sha256": _sha256(path)})
+                json.dumps({"identity": identity, "count": count, "dim": dim, "sha256": file_sha256(path)})
             )
         loaded, _ = cls._load(path, count, identity)
         if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
@@ -261,14 +262,6 @@ def unit(vector) -> np.ndarray:
     v = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(v))
     return v / norm if norm else v
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # Vector files opened in this process, by file (path, identity, rows, the size and mtime of it and its description):

@@ -8,6 +8,7 @@ is (``what``: "corpus", "task file") and which error to raise (its own ``BadInpu
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -70,3 +71,12 @@ def bounded_text(path: str | os.PathLike, what: str, error: type[Exception], max
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise error(f"{what} {path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes, read a megabyte at a time."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from saturate.state.text import without_pieces
+
 API_KEY_ENV = ("SATURATE_OPENAI_API_KEY", "OPENAI_API_KEY")
 NO_KEY = "not-needed"  # local servers need no key, and the OpenAI client refuses to start without one
 
@@ -36,21 +38,6 @@ def redact(text: str) -> str:
             continue
         if key in text:
             text = text.replace(key, mask(key))
-        if len(key) > PIECE:  # every run covered by a piece of PIECE characters of the key: linear in the text
-            grams = {key[i : i + PIECE] for i in range(len(key) - PIECE + 1)}
-            covered = [False] * len(text)
-            for i in range(len(text) - PIECE + 1):
-                if text[i : i + PIECE] in grams:
-                    covered[i : i + PIECE] = [True] * PIECE
-            if any(covered):
-                out, i = [], 0
-                while i < len(text):
-                    if covered[i]:
-                        while i < len(text) and covered[i]:
-                            i += 1
-                        out.append("****")
-                    else:
-                        out.append(text[i])
-                        i += 1
-                text = "".join(out)
+        if len(key) > PIECE:
+            text = without_pieces(text, [key], PIECE, "****")
     return text

@@ -29,7 +29,7 @@ from saturate.state.source_kinds import (
     source_help,
 )
 from saturate.state.source_spec import SourceSpec, parse_sources
-from saturate.state.text import printable
+from saturate.state.text import printable, without_pieces
 
 ENV_PREFIX = "SATURATE_"
 
@@ -717,28 +717,9 @@ def mask_url(url: str) -> str:
     return _without_pieces(f"{scheme}://{user}{host}{path}{shown_query}", url_passwords(text))
 
 
-def _without_pieces(text: str, secrets: list[str], size: int = 3) -> str:
-    """``text`` with every run of characters covered by a piece of ``size`` characters or more of a secret replaced
-    by ``***``. Linear in the text and the secrets (their ``size``-grams in a set), so a megabyte-long "password"
-    costs what its length does."""
-    grams = {secret[i : i + size] for secret in secrets for i in range(len(secret) - size + 1)}
-    grams.discard("***")
-    if not grams or len(text) < size:
-        return text
-    covered = bytearray(len(text))
-    for i in range(len(text) - size + 1):
-        if text[i : i + size] in grams:
-            covered[i : i + size] = b"\x01" * size
-    out, i = [], 0
-    while i < len(text):
-        if covered[i]:
-            while i < len(text) and covered[i]:
-                i += 1
-            out.append("***")
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+def _without_pieces(text: str, secrets: list[str]) -> str:
+    """``text`` with every piece of three characters or more of each secret replaced by ``***``."""
+    return without_pieces(text, secrets, 3, "***")
 
 
 def scrub_password(text: str, url: str) -> str:

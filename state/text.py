@@ -218,3 +218,29 @@ def clip_lines(text: str, limit: int) -> str:
         out.append(line)
         used += need
     return "\n".join(out)
+
+
+def without_pieces(text: str, secrets: list[str], size: int, mark: str) -> str:
+    """``text`` with every run of characters covered by a piece of ``size`` characters of a secret replaced by
+    ``mark``: a message that quotes part of a password or a key keeps none of it. Linear in the text and the secrets
+    (their ``size``-grams in a set), so a megabyte-long secret costs what its length does."""
+    grams = {secret[i : i + size] for secret in secrets for i in range(len(secret) - size + 1)}
+    grams.discard(mark[:size])
+    if not grams or len(text) < size:
+        return text
+    covered = bytearray(len(text))
+    for i in range(len(text) - size + 1):
+        if text[i : i + size] in grams:
+            covered[i : i + size] = b"\x01" * size
+    if not any(covered):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append(mark)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
