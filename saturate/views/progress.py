@@ -121,6 +121,17 @@ def slot_asks(slot: dict) -> str:
     return f"{what} (of {slot['subject']})" if slot.get("subject") else str(what)
 
 
+def slot_marks(slot: dict, page: str = "own page") -> list[str]:
+    """What is known of a filled slot's value, as every view says it: stable (the same two fills running), its own
+    page in hand (``page`` is the word for it), not of the kind asked (``fits`` -1)."""
+    marks = (
+        ("stable", slot.get("status") == "stable"),
+        (page, slot.get("page")),
+        ("not of the kind asked", (slot.get("fits") or 0) < 0),
+    )
+    return [m for m, on in marks if on]
+
+
 def slots_text(slots: list[dict]) -> str:
     """The question's slots after a round, as the progress line shows them: ``slots 1/2: country of Bubye River
     (a place) = Zimbabwe (stable) → waterfall of Zimbabwe ?``, a one-slot question's slot by the kind of answer it
@@ -130,15 +141,7 @@ def slots_text(slots: list[dict]) -> str:
     for s in slots:
         what = str(s.get("brief") or slot_asks(s))  # "a number", "country of Bubye River (a place)"
         if s.get("value"):
-            marks = ", ".join(
-                m
-                for m, on in (
-                    ("stable", s.get("status") == "stable"),
-                    ("page", s.get("page")),
-                    ("not of the kind asked", (s.get("fits") or 0) < 0),
-                )
-                if on
-            )
+            marks = ", ".join(slot_marks(s, page="page"))
             shown.append(f"{what} = {s['value']}" + (f" ({marks})" if marks else ""))
         else:
             shown.append(f"{what} ?")
@@ -151,15 +154,7 @@ def slot_line(slot: dict) -> str:
     what = slot_asks(slot)
     if not slot.get("value"):
         return f"[{slot['slot']}] {what}: not found yet"
-    marks = [
-        m
-        for m, on in (
-            ("stable", slot.get("status") == "stable"),
-            ("own page", slot.get("page")),
-            ("not of the kind asked", (slot.get("fits") or 0) < 0),
-        )
-        if on
-    ]
+    marks = slot_marks(slot)
     p = f"  p {slot['p']:.2f}" if isinstance(slot.get("p"), (int, float)) else ""
     return (
         f"[{slot['slot']}] {what} = {slot['value']}  {', '.join(marks) or slot.get('status', '')}{p}"

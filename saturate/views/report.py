@@ -34,7 +34,7 @@ from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin
 from saturate.state.records import ACCEPTED
 from saturate.state.text import printable
 from saturate.views.diagram import nodes_in_part
-from saturate.views.progress import ROUND_PART, short_query, slot_asks, slot_line
+from saturate.views.progress import ROUND_PART, short_query, slot_asks, slot_line, slot_marks
 from saturate.views.report_multi import multi_view, render_multi_html
 from saturate.views.report_parts import (
     Bar,
@@ -396,15 +396,7 @@ def slots_html(slots: list[dict]) -> str:
     rows = []
     for slot in slots:
         what = slot_asks(slot)
-        status = ", ".join(
-            m
-            for m, on in (
-                ("stable", slot.get("status") == "stable"),
-                ("own page", slot.get("page")),
-                ("not of the kind asked", (slot.get("fits") or 0) < 0),
-            )
-            if on
-        ) or (slot.get("status") or "")
+        status = ", ".join(slot_marks(slot)) or (slot.get("status") or "")
         src = _link(slot["source"]) if slot.get("source") else "—"
         rows.append(
             f'<tr class="slot" data-status="{_e(slot.get("status"))}"><td>{_e(slot.get("slot"))}</td>'
