@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 
+from saturate.sources import vector_files
 from saturate.sources.vectors import VectorIndex, unit
 from saturate.state.errors import BadInput
 from saturate.state.files import bounded_lines, regular_file
@@ -145,8 +146,7 @@ class LocalCorpus:
             for old in index_dir.glob(f"{stem}-*.sqlite"):
                 if old != index_path:
                     old.unlink(missing_ok=True)
-                    for vec in index_dir.glob(f"{old.stem}.vec-*"):  # the old version's vectors go with it
-                        vec.unlink(missing_ok=True)
+                    vector_files.remove_all(old)  # the old version's vectors go with it (not one being built)
             corpus = cls(_connect_ro(index_path), name, index_path, built=True)
             if reason:
                 corpus.notes.append(f"index {index_path.name} was unreadable ({reason}): rebuilt from {where}")
@@ -585,12 +585,16 @@ def _probe_terms(db: sqlite3.Connection) -> dict[str, int]:
 
 
 def _remove_stale_builds(index_dir: Path) -> None:
-    """Remove ``*.building`` files of builds that died (a killed process leaves its temp file behind).
+    """Remove ``*.building`` files of index builds that died (a killed process leaves its temp file behind).
 
     A running build holds an exclusive lock on its file (``fcntl.flock``, released by the OS when the
     process dies), so a file whose lock can be taken is stale; another process's running build is kept.
+    A vector file being written (``<index>.vec-….building``) is the vectors' own, cleared under their lock
+    (``sources/vectors.py``): never touched here.
     """
     for tmp in index_dir.glob("*.building"):
+        if ".vec-" in tmp.name:
+            continue
         try:
             with open(tmp, "rb") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

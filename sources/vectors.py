@@ -7,11 +7,12 @@ model gets its own file and an unchanged one is reused. A build embeds every doc
 (``DOC_CHARS`` characters: the part that says what the document is about; a 2-core machine embeds the
 10,033 summaries of the embedded corpus in well under a minute) in batches of ``BATCH``, reports its
 progress, writes a temporary file and moves it into place (``os.replace``) under a file lock, so a killed
-build leaves nothing half-written and two processes never build the same file twice. A file of another corpus
-version or model is rebuilt; so is a **damaged** one, and the corpus's notes say so: unreadable (empty, a broken
-header, a folder in its place), its bytes not the sha256 recorded beside it when it was written, or rows that are
-not unit vectors (a zeroed or overwritten region; checked on a sample for a memory-mapped file) — damage never
-silently changes what a search ranks.
+build leaves nothing half-written and two processes never build the same file twice. Other models' vectors
+of the same corpus stay beside them, within a bound (``sources/vector_files.py``: the least recently used go,
+never one being built). A **damaged** file is rebuilt, and the corpus's notes say so: unreadable (empty, a
+broken header, a folder in its place), its bytes not the sha256 recorded beside it when it was written, or rows
+that are not unit vectors (a zeroed or overwritten region; checked on a sample for a memory-mapped file) — damage
+never silently changes what a search ranks.
 
 Search is a brute-force scan: one matrix-vector product over the float32 vectors (unit length, so the dot
 product is the cosine; read into memory up to ``IN_MEMORY_BYTES``, memory-mapped beyond) and
@@ -22,6 +23,7 @@ IVF) is not needed below the sizes measured there.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import io
 import json
@@ -33,8 +35,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock
 
+from saturate.sources import vector_files
 from saturate.state.files import file_sha256
 from saturate.state.text import clip
 
@@ -83,6 +85,7 @@ class VectorIndex:
         that came with saturate for exactly these rows and this model (``sources/shipped_vectors.py``) are taken
         instead of embedding the corpus; ``remark`` says why shipped ones meant for it were not."""
         path = cls.path_for(index_path, identity)
+        vector_files.mark_used(path)  # before reading: a process evicting the least recently used keeps these
         key = _file_key(path, identity, count)
         with _OPEN_LOCK:
             shared = _OPEN.get(key) if key is not None else None
@@ -90,15 +93,22 @@ class VectorIndex:
             return shared
         found, damaged = cls._load(path, count, identity)
         if found is not None:
+            vector_files.evict(index_path, path)  # other models' beyond the bound, least recently used first
             return _remember(found, identity, count)
-        with FileLock(str(path) + ".lock"):
+        loaded = cls._open_locked(path, count, rows, embedder, identity, progress, shipped)
+        vector_files.evict(index_path, path)
+        return loaded
+
+    @classmethod
+    def _open_locked(
+        cls, path: Path, count: int, rows, embedder, identity: str, progress, shipped: bool
+    ) -> VectorIndex:
+        """``open_or_build`` under the set's cross-process lock: read, or else take the shipped vectors or build."""
+        with vector_files.lock_of(path):  # held to the end of a build: no other process builds or removes these
             found, damaged = cls._load(path, count, identity)  # built by another process while this one waited
             if found is not None:
                 return _remember(found, identity, count)
-            for old in index_path.parent.glob(f"{index_path.stem}.vec-*"):  # another model's, or stale
-                if old != path and not old.name.startswith(path.stem + ".") and old.suffix in (".npy", ".json"):
-                    old.unlink(missing_ok=True)  # (this model's interrupted build, .partial.*, is gone on with)
-            for left in path.parent.glob(f"{path.stem}.*.building"):  # a build killed while writing (the lock is
+            for left in path.parent.glob(f"{glob.escape(path.stem)}.*.building"):  # a build killed while writing
                 left.unlink(missing_ok=True)  # held: no other build of these vectors is under way)
             for taken in (path, path.with_suffix(".json")):  # a folder in the file's place: ours to clear (its name)
                 if taken.is_dir() and not taken.is_symlink():
@@ -128,7 +138,8 @@ class VectorIndex:
             path.with_suffix(".json").write_text(
                 json.dumps({"identity": identity, "count": count, "dim": dim, "sha256": file_sha256(path)})
             )
-        loaded, _ = cls._load(path, count, identity)
+            vector_files.mark_used(path)  # used now, however long the build took
+            loaded, _ = cls._load(path, count, identity)  # read back under the lock: nothing removes it meanwhile
         if loaded is None:  # written but unreadable: a full disk, a filesystem that lost it
             raise OSError(f"the vectors written to {path} cannot be read back")
         loaded = _remember(loaded, identity, count)
