@@ -1,21 +1,25 @@
 """Vectors of several embedding models beside one corpus (issue 42): they live side by side within a bound, the least
-recently used going first; a build in progress is never removed by another process (its cross-process lock) — with
-the real models (all-MiniLM-L6-v2 int8 ONNX, and USE
+recently used going first; a build in progress is never removed by another process (its cross-process lock); a build
+whose progress is piped prints a line at intervals — with the real models (all-MiniLM-L6-v2 int8 ONNX, and USE
 multilingual v3) on small corpora."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+from rich.console import Console
 
+from saturate.cli import main
 from saturate.graph.embeddings import build_embeddings
 from saturate.sources import LocalCorpus, vector_files, vectors
 from saturate.sources.vectors import VectorIndex
 from saturate.state.settings import load_settings
+from saturate.views.progress import Progress
 
 DOCS = [
     {"id": "nile", "title": "Nile", "text": "The longest river of Africa, flowing north into the Mediterranean Sea."},
@@ -173,3 +177,34 @@ def test_a_vector_file_being_written_is_not_an_index_builds_leftover(corpus):
     dead.write_bytes(b"a dead index build")
     LocalCorpus.open(path, index)
     assert writing.exists() and not dead.exists()
+
+
+def progress_lines(calls, index_every: float = 0.05, index_every_s: float = float("inf")) -> list[str]:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False)
+    view = Progress(task="t", console=console, index_every=index_every, index_every_s=index_every_s)
+    for done, total in calls:
+        view.index_progress(done, total)
+    return [line for line in out.getvalue().splitlines() if line.startswith("indexing the corpus by meaning")]
+
+
+def test_piped_progress_prints_at_each_share_of_the_corpus_and_after_a_while_without_a_line():
+    calls = [(n, 10_000) for n in range(16, 10_000, 16)] + [(10_000, 10_000)]
+    lines = progress_lines(calls)
+    assert lines[0].endswith(": 16 / 10,000 documents") and lines[-1].endswith(": 10,000 / 10,000 documents")
+    assert len(lines) == 21  # the start, each 5 % (500 documents) and the end
+    assert len(progress_lines(calls, index_every=1.0)) == 2  # by share alone: the start and the end
+    assert len(progress_lines(calls, index_every=1.0, index_every_s=0.0)) == len(calls)  # by time: every call
+
+
+def test_a_piped_session_shows_the_first_build_more_than_once(hybrid_home, tmp_path, capsys):
+    """The CLI's progress off a terminal (here captured, as in a pipe) on a corpus of a few hundred documents: a line
+    at the start, at intervals, at the end."""
+    rivers = [{"id": f"r{i}", "title": f"River {i}", "text": f"River {i} flows into lake {i % 7}."} for i in range(300)]
+    path = tmp_path / "rivers.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in rivers) + "\n")
+    assert main(["research", "Which river flows into lake 3?", "--corpus", str(path), "--max-rounds", "1"]) == 0
+    err = capsys.readouterr().err
+    counts = [line.split(": ")[1] for line in err.splitlines() if line.startswith("indexing the corpus by meaning")]
+    assert len(counts) > 2 and counts[-1] == "300 / 300 documents", err
+    assert len(set(counts)) == len(counts)  # each line a new count

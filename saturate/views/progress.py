@@ -32,7 +32,9 @@ event instead (for scripts). Use it as the ``stream_handler`` of
 from __future__ import annotations
 
 import json
+import math
 import sys
+import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from saturate.state.text import printable
@@ -212,6 +214,8 @@ class Progress:
         console: Console | None = None,
         threshold: float | None = None,
         graph=None,
+        index_every: float = 0.05,
+        index_every_s: float = 60.0,
     ):
         if style not in ("rich", "jsonl"):
             raise ValueError(f"unknown progress style {style!r}")
@@ -232,6 +236,10 @@ class Progress:
         self.header: str | None = None  # printed before the first event (rich): nothing shows before a run starts
         self._bar = None  # the progress bar of a first vector build (index_progress)
         self._bar_task = None
+        # off a terminal a build prints a line each ``index_every`` of the corpus or ``index_every_s`` seconds,
+        # whichever comes first (a 20-minute build is never silent)
+        self.index_every, self.index_every_s = index_every, index_every_s
+        self._index_next, self._index_at = 0, 0.0  # the next count that prints a line, when the last one printed
         if style == "rich" and console is None:
             from rich.console import Console  # rich only when printing to a console: the CLI's --help stays fast
 
@@ -279,8 +287,9 @@ class Progress:
     # ------------------------------------------------------------ events
 
     def index_progress(self, done: int, total: int) -> None:
-        """A corpus's vectors being built (the first session on it): a progress bar on a terminal, a line at the
-        start and the end otherwise, ``{"event": "index", "done", "total"}`` in jsonl."""
+        """A corpus's vectors being built (the first session on it): a progress bar on a terminal; otherwise a line
+        at the start, at each ``index_every`` of the corpus (5 %) or after ``index_every_s`` seconds (60) without
+        one, whichever comes first, and at the end; ``{"event": "index", "done", "total"}`` in jsonl."""
         if self.style == "jsonl":
             if done in (0, total) or done % 1024 < 16:
                 self._emit({"event": "index", "done": done, "total": total})
@@ -290,8 +299,11 @@ class Progress:
             self._rich.print(printable(header), markup=False)
         what = f"indexing the corpus by meaning (once): {{}} / {total:,} documents"
         if not self._rich.is_terminal:
-            if done <= 16 or done >= total:
+            now = time.monotonic()
+            if done >= self._index_next or done >= total or now - self._index_at >= self.index_every_s:
                 self._rich.print(what.format(f"{done:,}"), markup=False)
+                step = max(1, math.ceil(total * self.index_every))
+                self._index_next, self._index_at = (done // step + 1) * step, now
             return
         if self._bar is None:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn  # rich: as above
