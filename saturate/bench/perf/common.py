@@ -274,11 +274,18 @@ def session_tasks(n: int) -> list[str]:
     return [qs[i % len(qs)] for i in range(n)]
 
 
-def task_corpus(index_dir: Path):
-    """(source, description): the musique corpus if present, else the embedded Wikipedia one."""
+def task_corpus_file() -> Path | None:
+    """The corpus the sessions' tasks are asked of: the musique corpus if present, else None (the embedded one)."""
+    return MUSIQUE_CORPUS if MUSIQUE_CORPUS is not None and MUSIQUE_CORPUS.exists() else None
 
-    if MUSIQUE_CORPUS is not None and MUSIQUE_CORPUS.exists():
-        return LocalCorpus.open(MUSIQUE_CORPUS, index_dir), f"LocalCorpus.open({rel(MUSIQUE_CORPUS)})"
+
+def task_corpus(index_dir: Path, corpus: Path | None = None):
+    """(source, description) over ``corpus``, else the embedded Wikipedia one. A worker process opens the corpus its
+    parent names: its environment is the parent's without SATURATE_*, so it cannot find the evaluation data itself
+    (issue 42: the worker sessions ran on the embedded corpus while the others ran on musique's)."""
+
+    if corpus is not None:
+        return LocalCorpus.open(corpus, index_dir), f"LocalCorpus.open({rel(corpus)})"
     return open_wiki(index_dir), "open_wiki() (embedded corpus; no musique/ in $SATURATE_EVAL_DATA)"
 
 

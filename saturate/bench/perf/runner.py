@@ -25,6 +25,7 @@ from saturate.bench.perf.common import (
     header,
     log,
     task_corpus,
+    task_corpus_file,
 )
 from saturate.bench.perf.fts import bench_fts
 from saturate.bench.perf.novelty import bench_novelty
@@ -59,8 +60,15 @@ def shared_inputs(work: Path) -> dict:
 
     with Stopwatch() as sw:
         wiki = open_wiki(work / "index")
-    task_source, desc = task_corpus(work / "index")
-    return {"wiki": wiki, "wiki_build_s": sw.seconds, "task_source": task_source, "task_corpus_desc": desc}
+    corpus = task_corpus_file()
+    task_source, desc = task_corpus(work / "index", corpus)
+    return {
+        "wiki": wiki,
+        "wiki_build_s": sw.seconds,
+        "task_source": task_source,
+        "task_corpus_desc": desc,
+        "task_corpus_file": corpus,  # what worker processes open (sessions_per_s): the same corpus
+    }
 
 
 def table(figs: list[Figure]) -> list[str]:

@@ -6,6 +6,7 @@ counted in the figure (full runs only): worker processes, one SqliteSaver connec
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import os
@@ -56,8 +57,27 @@ def _pipe(stream: IO[str] | None) -> IO[str]:
     return stream
 
 
+CLOCK_FIELDS = ("durations_ms", "ms")  # the wall-clock fields of a state: they differ between any two runs
+
+
 def _answers(states: list[dict]) -> list[tuple]:
-    return [(s["result"]["answer"], len(s["records"])) for s in states]
+    """What each session ended with: (its answer, its rounds, the sha256 of its whole final state less the wall-clock
+    fields). The same seeded sessions end alike in every way; any difference is a loss of determinism."""
+    return [(s["result"]["answer"], len(s["records"]), state_digest(s)) for s in states]
+
+
+def state_digest(state: dict) -> str:
+    """The sha256 of a final state's JSON (keys sorted) without ``CLOCK_FIELDS`` at any depth nor private keys."""
+
+    def clean(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items() if k not in CLOCK_FIELDS}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+
+    kept = clean({k: v for k, v in state.items() if not str(k).startswith("_")})
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def sessions_sequential(work: Path, tasks: list[str], source, checkpoint: bool = True) -> tuple[float, list]:
@@ -129,14 +149,14 @@ def sessions_async(work: Path, tasks: list[str], source, concurrency: int) -> tu
 def process_worker_main() -> int:
     """A worker process of ``sessions_processes``; speaks JSON lines on stdin/stdout.
 
-    Reads a job {index_dir, home, tasks: [[i, task], ...]}, opens its own corpus
-    handle and SqliteSaver connection, runs one warm-up session, prints "ready",
-    waits for "go", runs its tasks and prints {"answers": [[i, [answer, rounds]], ...]}.
+    Reads a job {index_dir, corpus (a path, or null: the embedded one), home, tasks: [[i, task], ...]}, opens its own
+    handle on that corpus and SqliteSaver connection, runs one warm-up session, prints "ready", waits for "go", runs
+    its tasks and prints {"answers": [[i, [answer, rounds, state digest]], ...]}.
     """
 
     job = json.loads(sys.stdin.readline())
     home = Path(job["home"])
-    source, _ = task_corpus(Path(job["index_dir"]))
+    source, _ = task_corpus(Path(job["index_dir"]), Path(job["corpus"]) if job["corpus"] else None)
     settings, context = _setup(home, source)
     with open_checkpointer(home) as saver:
         graph = build_graph(checkpointer=saver)
@@ -157,10 +177,11 @@ def process_worker_main() -> int:
     return 0
 
 
-def sessions_processes(work: Path, tasks: list[str], workers: int) -> tuple[float, list]:
+def sessions_processes(work: Path, tasks: list[str], workers: int, corpus: Path | None) -> tuple[float, list]:
     """The batch split over ``workers`` processes (``python -c WORKER_CODE``), one SqliteSaver
-    connection each on one sessions.db. Start-up (interpreter, imports, a warm-up session) is
-    excluded: the clock runs from "go" to the last worker's answers."""
+    connection each on one sessions.db, each searching ``corpus`` (None: the embedded one) as the other ways do.
+    Start-up (interpreter, imports, a warm-up session) is excluded: the clock runs from "go" to the last worker's
+    answers."""
     home = work / f"processes-{workers}"
     home.mkdir(parents=True, exist_ok=True)
     # sessions.db made (tables set up) before the workers open it: a worker that finds the file another has just
@@ -193,7 +214,15 @@ def sessions_processes(work: Path, tasks: list[str], workers: int) -> tuple[floa
         for w, pr in enumerate(procs):
             chunk = [[i, t] for i, t in enumerate(tasks) if i % workers == w]
             _pipe(pr.stdin).write(
-                json.dumps({"index_dir": str(work / "index"), "home": str(home), "tasks": chunk}) + "\n"
+                json.dumps(
+                    {
+                        "index_dir": str(work / "index"),
+                        "corpus": str(corpus) if corpus is not None else None,
+                        "home": str(home),
+                        "tasks": chunk,
+                    }
+                )
+                + "\n"
             )
             _pipe(pr.stdin).flush()
         for pr in procs:
@@ -235,14 +264,19 @@ def bench_sessions(work: Path, p: dict, shared: dict) -> Figure:
             elapsed, answers = fn(half)
             runs[name] = (runs[name][0] + elapsed, runs[name][1] + answers)
     if p["processes"]:  # not in --quick: starting interpreters costs more than the batch
-        runs[f"processes_{p['processes']}"] = sessions_processes(root, tasks, p["processes"])
+        runs[f"processes_{p['processes']}"] = sessions_processes(
+            root, tasks, p["processes"], shared.get("task_corpus_file")
+        )
     rate = {k: n / v[0] for k, v in runs.items()}
     speedup = {k: round(r / rate["sequential"], 3) for k, r in rate.items() if k != "sequential"}
     concurrent = {k: r for k, r in rate.items() if k.startswith(("threads", "asyncio"))}
     best = max(concurrent, key=lambda k: concurrent[k])
     ref = runs["sequential"][1]
-    same = all(v[1] == ref for v in runs.values())
-    rounds = sum(r for _, r in ref)
+    # the sessions (by index) each way ended differently from the sequential way
+    differ = {k: [i for i, (a, b) in enumerate(zip(v[1], ref)) if a != b] for k, v in runs.items()}
+    differ = {k: d for k, d in differ.items() if d}
+    same = not differ
+    rounds = sum(r for _, r, _ in ref)
     fig = Figure(
         key="sessions_per_s",
         value=concurrent[best],
@@ -278,6 +312,7 @@ def bench_sessions(work: Path, p: dict, shared: dict) -> Figure:
             "ms_per_session_sequential": round(runs["sequential"][0] * 1000.0 / n, 3),
             "ms_per_round_sequential": round(runs["sequential"][0] * 1000.0 / rounds, 3),
             "same_results_in_every_way": same,
+            "sessions_ending_differently": differ,
             "cpus": os.cpu_count(),
         },
     )
@@ -295,5 +330,9 @@ def bench_sessions(work: Path, p: dict, shared: dict) -> Figure:
         + f"without checkpointing one thread does {rate['sequential_no_checkpointer']:.1f}/s"
     )
     if not same:
-        fig.notes.append("WARNING: some sessions ended differently between ways (same seed): check determinism")
+        fig.notes.append(
+            "WARNING: some sessions ended differently between ways (same seed): check determinism ("
+            + "; ".join(f"{k}: {len(d)} of {n}, first #{d[0]}" for k, d in differ.items())
+            + ")"
+        )
     return fig
