@@ -12,6 +12,7 @@ Local indexes live in ``home/index``, the cache in ``home/cache.db``.
 
 from __future__ import annotations
 
+import errno
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ def open_source(
     inner = kind_builder(row)(corpus, settings, index)
     if isinstance(inner, LocalCorpus):
         if meaning is not None and row.by_meaning and settings.retrieval == "hybrid":
-            inner.attach_vectors(meaning.embedder, meaning.identity, settings.hybrid_weight, meaning.progress)
+            attach_or_note(inner, meaning, settings.hybrid_weight)
         # the index file name carries the corpus version, the retrieval its model and weight: either changed
         # misses the cache
         params: dict = {"index": inner.index_path.name if inner.index_path else None}
@@ -68,6 +69,21 @@ def open_source(
     else:  # a web source: its own settings (region, engines...) key the cache
         params = getattr(inner, "params", None) or {}
     return CachedSource(inner, cache, settings.cache_ttl_s, params=params)
+
+
+def attach_or_note(corpus: LocalCorpus, meaning: Meaning, weight: float) -> None:
+    """The corpus ranks by meaning too; when its vector files fail it (gone while being built, unreadable once
+    written: an ``OSError`` other than a full disk, whose one line the command gives), it ranks by words alone and
+    its notes say why — the session goes on, as when no model loads (``graph/embeddings.py``)."""
+    try:
+        corpus.attach_vectors(meaning.embedder, meaning.identity, weight, meaning.progress)
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        corpus.notes.append(
+            f"retrieval by words only: the corpus's vectors could not be built or read ({type(err).__name__}: "
+            f"{str(err)[:200]}); the next session builds them again"
+        )
 
 
 @dataclass

@@ -208,3 +208,35 @@ def test_a_piped_session_shows_the_first_build_more_than_once(hybrid_home, tmp_p
     counts = [line.split(": ")[1] for line in err.splitlines() if line.startswith("indexing the corpus by meaning")]
     assert len(counts) > 2 and counts[-1] == "300 / 300 documents", err
     assert len(set(counts)) == len(counts)  # each line a new count
+
+
+def test_vectors_lost_while_being_built_leave_the_session_ranking_by_words_noted(hybrid_home, corpus, minilm):
+    """Whatever removes a build's file under it (issue 42: another process did), the session is not lost: it ranks by
+    words alone, its notes say why, and the next session builds the vectors."""
+    from saturate.graph import research, session_state
+
+    path, _ = corpus
+    docs = [{"id": f"d{i}", "title": f"River {i}", "text": f"River number {i} flows into the sea."} for i in range(40)]
+    path.write_text("\n".join(json.dumps(d) for d in DOCS + docs) + "\n")
+
+    class Vanishing(Counting):
+        """The real model; at its second batch the build's file is removed."""
+
+        calls = 0
+
+        def embed_documents(self, texts):
+            self.calls += 1
+            if self.calls == 2:
+                for f in (hybrid_home / "index").glob("*.partial.npy"):
+                    f.unlink()
+            return super().embed_documents(texts)
+
+    vanishing = Vanishing(minilm[0])
+    result = research("Which is the longest river in Poland?", thread_id="v", corpus=str(path), embeddings=vanishing)
+    assert result.outcome == "answer" and vanishing.calls >= 2
+    said = [n for r in session_state("v")["records"] for n in r["fallbacks"]]  # the source's notes: the round's
+    assert any("retrieval by words only: the corpus's vectors could not be built or read" in n for n in said), said
+    again = research("Which is the longest river in Poland?", thread_id="w", corpus=str(path), embeddings=minilm[0])
+    assert result.outcome == again.outcome == "answer"
+    assert not any("retrieval by words only" in n for r in session_state("w")["records"] for n in r["fallbacks"])
+    assert list((hybrid_home / "index").glob("*.vec-*.npy"))  # built, this time
