@@ -30,7 +30,7 @@ from langgraph.types import Command
 from saturate.graph import storage
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.embeddings import resolve_embeddings, retrieval_meaning
+from saturate.graph.embeddings import multilingual_reader, resolve_embeddings, retrieval_meaning
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir, writable
 from saturate.sources import make_source, open_sources
@@ -316,6 +316,7 @@ def make_context(
         pages=storage.page_store(url, home),
         sources=by_name,
         embeddings=embeddings,
+        multilingual=multilingual_reader,
         notes=notes,
     )
 

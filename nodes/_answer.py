@@ -34,6 +34,7 @@ from typing import Any
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
 from saturate.nodes.reading.answer import reader_answer
+from saturate.nodes.reading.crosslingual import crosslingual_answer, is_english
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
     EXCERPT_CHARS,
@@ -72,7 +73,9 @@ class Answered:
     sources: list[SourceRef]
     notes: list[str] = field(default_factory=list)
     answered: bool = True  # False: the answer says the sources do not answer the task
-    reader_p: float | None = None  # the reader's best sentence's probability (None: the reader did not answer)
+    reader_p: float | None = None  # the reader's confidence (None: the reader did not answer)
+    level: str = ""  # the reader's level: answered, likely, not found ("" when the reader did not answer)
+    short: str = ""  # the reader's short answer: the answer span of its best sentence, when sure of it
 
 
 def check_citations(answer: str, valid: set[int]) -> tuple[str, list[int]]:
@@ -237,10 +240,13 @@ def answer_task(
     verdict: bool | None = None,
     reader: Reader | None = None,
     min_p: float = 0.0,
+    confident_p: float = 0.0,
+    embeddings=None,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
     a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
-    extractive rules lead with; ``reader``: the trained reader (``reading.answer``), None for the rules."""
+    extractive rules lead with; ``reader``: the trained reader (``reading.answer``), None for the rules;
+    ``embeddings``: the session's embedding model, which reads a question not in English (``reading.crosslingual``)."""
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
     refs = source_refs(task, results, [])
@@ -252,11 +258,22 @@ def answer_task(
             method = "model" if answer else method
         except Exception as exc:  # recorded; the extractive answer is used
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
-    reader_p = None
-    if not answer and reader is not None and verdict is None:
-        read = reader_answer(reader, task, results, pages, min_p)
-        answer, method = read.answer, "reader"
-        notes.append(f"reader: best sentence p={read.best_p:.3f} (not found below {min_p:g})")
+    reader_p, level, short = None, "", ""
+    if not answer and embeddings is not None and not is_english(task):
+        read = crosslingual_answer(embeddings, task, results, pages)
+        answer, method, level = read.answer, "reader", read.level
+        notes.append(
+            f"reader: the question is not in English, which the trained reader reads: the embedding model's best "
+            f"sentence (cosine {read.best_p:.3f}) is given as likely"
+        )
+        reader_p = read.best_p
+    elif not answer and reader is not None and verdict is None:
+        read = reader_answer(reader, task, results, pages, min_p, confident_p)
+        answer, method, level, short = read.answer, "reader", read.level, read.short
+        notes.append(
+            f"reader: {read.level}, confidence {read.best_p:.3f} (answered from {max(confident_p, min_p):g}, "
+            f"not found below {min_p:g})"
+        )
         reader_p = read.best_p
     if not answer:
         answer, _ = extractive_answer(task, results, pages, verdict)
@@ -267,7 +284,7 @@ def answer_task(
     cited = set(cited_numbers(answer))
     for ref in refs:
         ref.cited = ref.n in cited
-    return Answered(answer, method, refs, notes, answered=not answer.startswith(NOT_ANSWERED), reader_p=reader_p)
+    return Answered(answer, method, refs, notes, not answer.startswith(NOT_ANSWERED), reader_p, level, short)
 
 
 def trained_reader(settings) -> tuple[Reader | None, list[str]]:

@@ -29,7 +29,9 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
-from saturate.nodes.reading.answer import read_results, reader_answers
+from saturate.nodes.reading.answer import confidence, read_results, reader_answers, result_docs
+from saturate.nodes.reading.brief import BRIEF_MIN_P
+from saturate.nodes.reading.reader import candidates
 from saturate.nodes.reading.slots import complete, describe, result_texts, slot_asks
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
@@ -127,7 +129,8 @@ def filled_words(chains: Sequence[Mapping[str, Any]]) -> str:
 def reader_best(
     state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
 ) -> dict | None:
-    """The trained reader's best answer over the accepted results and this round's: {"p", "sentence", "url"}; None for a
+    """The trained reader's best answer over the accepted results and this round's: {"p" (its confidence that the
+    sentence answers, ``reading.answer.confidence``), "sentence", "url"}; None for a
     claim, with the reader's stop off (``reader_stop_p`` 1, the default), for a question the reader does not answer
     (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader cannot
     load (decide notes why)."""
@@ -146,7 +149,33 @@ def reader_best(
     if not reads:
         return None
     top = reads[0]
-    return {"p": round(top.p, 4), "sentence": top.candidate.text, "url": results[top.candidate.doc]["url"]}
+    conf = confidence(reader, reads)
+    return {"p": round(conf, 4), "sentence": top.candidate.text, "url": results[top.candidate.doc]["url"]}
+
+
+def covered_parts(
+    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
+) -> list[dict] | None:
+    """A question of several parts (``reading.parts``): each part marked covered once the trained reader finds a
+    sentence addressing it (``p`` at least the brief's ``BRIEF_MIN_P``) in the accepted results and this round's; a
+    part once covered stays so. None for a question of one part, or when the reader cannot run (rules, a broken
+    install: decide notes why)."""
+    parts = state.get("parts") or []
+    if len(parts) < 2 or all(p.get("covered") for p in parts):
+        return None
+    reader, _ = trained_reader(settings)
+    if reader is None:
+        return None
+    accepted = state.get("results") or {}
+    results = list(accepted.values()) + [r for r in cur.get("results", []) if r["url"] not in accepted]
+    docs = result_docs(results, result_texts(runtime.context.source, results))
+    out = []
+    for p in parts:
+        covered = bool(p.get("covered")) or any(
+            x.p >= BRIEF_MIN_P for x in reader.read(p["ask"], candidates(p["ask"], docs))
+        )
+        out.append({**p, "covered": covered})
+    return out
 
 
 def stable_answer(before: dict | None, now: dict | None, stop_p: float) -> str | None:
@@ -170,6 +199,7 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     done = complete(chains)
     filled = filled_words(chains) if done else None
     best = reader_best(state, cur, runtime, settings)
+    parts = covered_parts(state, cur, runtime, settings)
     records = state.get("records") or []
     before = records[-1].get("reader") if records and rnd > 1 else None
     read = stable_answer(before, best, settings.reader_stop_p)
@@ -188,6 +218,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         if kept:
             update["results"] = kept
             reason += f"; its {len(kept)} new result(s) kept (stop_round=keep)"
+    if parts is not None and (decision in ACCEPTED or settings.stop_round == "keep"):
+        update["parts"] = parts  # a part covered by results the session keeps
+    shown_parts = parts if parts is not None else state.get("parts") or []
     filled_now = cur.get("chains")  # the chains as this round's results filled them (assess_novelty)
     if filled_now and (decision in ACCEPTED or settings.stop_round == "keep"):
         update["chains"] = filled_now  # what this round's results filled stands with them
@@ -205,6 +238,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "slots": describe(filled_now) if filled_now else [],
             "complete": done,
             "reader": best or {},
+            "parts": [{"name": p["name"], "covered": bool(p.get("covered"))} for p in shown_parts]
+            if len(shown_parts) > 1
+            else [],
         }
     ).model_dump()
     runtime.stream_writer(

@@ -26,7 +26,9 @@ FIGURES = {
     "vector_search_p50_ms",
     "hybrid_session_ratio",
     "reader_added_ms",
+    "brief_added_ms",
 }
+ADDED = {"reader_added_ms", "brief_added_ms"}  # differences of two medians: near 0, either sign, on a busy machine
 
 
 @pytest.mark.slow
@@ -41,7 +43,8 @@ def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == FIGURES == set(perf.FIGURE_KEYS)
     for key, fig in out.items():
-        assert isinstance(fig["value"], float) and math.isfinite(fig["value"]) and fig["value"] > 0, key
+        assert isinstance(fig["value"], float) and math.isfinite(fig["value"]), key
+        assert fig["value"] > 0 or key in ADDED, key
         assert isinstance(fig["unit"], str) and fig["unit"], key
         assert isinstance(fig["target"], str) and fig["target"].startswith(("<=", ">=")), key
         assert isinstance(fig["met"], bool), key

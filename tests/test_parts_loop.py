@@ -1,0 +1,62 @@
+"""A question of several parts steers the loop (``reading.parts``): each part is searched for in its own words, a
+gap query stays with its part, the gate marks a part covered when the reader finds a sentence for it, and the
+brief is organised by the parts."""
+
+from __future__ import annotations
+
+from saturate import research, session_state
+from saturate.sources.local import LocalCorpus
+
+DOCS = [
+    (
+        "Nuclear power",
+        "Nuclear power is the use of nuclear reactions to produce electricity. Most of it comes from "
+        "nuclear fission of uranium in nuclear power plants. Reactors were first built in the 1950s.",
+    ),
+    (
+        "Solar power",
+        "Solar power is the conversion of energy from sunlight into electricity, either directly using "
+        "photovoltaics or indirectly using concentrated solar power. Solar panels use the photovoltaic effect.",
+    ),
+    ("Uranium", "Uranium is a chemical element with the symbol U. It is the fuel of most nuclear reactors."),
+    (
+        "Photovoltaics",
+        "Photovoltaics is the conversion of light into electricity using semiconducting materials. "
+        "Solar cells are made of silicon.",
+    ),
+    ("Voyager 2", "Voyager 2 is a space probe launched by NASA in 1977. It is powered by radioisotope generators."),
+    ("Chess", "Chess is a board game for two players. It is played on a square board of 64 squares."),
+]
+TASK = "Compare nuclear and solar power"
+
+
+def corpus() -> LocalCorpus:
+    return LocalCorpus.from_records([{"id": str(i), "title": t, "text": x} for i, (t, x) in enumerate(DOCS)], "energy")
+
+
+def test_each_side_is_searched_for_and_no_query_drifts_from_the_sides(home):
+    result = research(TASK, thread_id="parts", source=corpus(), seed=1, max_rounds=5, min_rounds=5)
+    state = session_state("parts")
+    assert [p["name"] for p in state["parts"]] == ["nuclear power", "solar power"]
+    queries = state["queries"]
+    assert queries[1:3] == ["nuclear power", "solar power"]  # round 1 is the question, then a part each
+    sides = ("nuclear", "solar")
+    assert all(any(s in q.lower() for s in sides) for q in queries), queries  # every query names a side
+    records = state["records"]
+    assert all([p["name"] for p in r["parts"]] == ["nuclear power", "solar power"] for r in records)
+    assert records[-1]["parts"] == [
+        {"name": "nuclear power", "covered": True},
+        {"name": "solar power", "covered": True},
+    ]
+    brief = result.brief
+    assert [p["part"] for p in brief] == ["nuclear power", "solar power"]
+    titles = {s.n: s.title for s in result.sources}
+    for part, page in zip(brief, ("Nuclear power", "Solar power")):
+        assert part["sentences"], part
+        assert titles[part["sentences"][0]["sources"][0]] == page  # each side cited from its own page
+
+
+def test_a_question_of_one_part_records_no_parts(home):
+    research("What is uranium?", thread_id="one", source=corpus(), seed=1, max_rounds=2)
+    state = session_state("one")
+    assert len(state["parts"]) == 1 and all(r["parts"] == [] for r in state["records"])
