@@ -186,7 +186,7 @@ def question_brief(
         return [], notes
     parts = state.get("parts") or question_parts(state["task"])
     on_topic = [bool(ref.on_topic) for ref in answered.sources]
-    brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic)
+    brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p)
     if runtime.context.chat_model is not None and brief:
         numbered = {
             i + 1: f"{r.get('title', '')}. {r.get('snippet', '')} {texts.get(r['url']) or ''}"

@@ -30,7 +30,6 @@ from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
 from saturate.nodes.reading.answer import confidence, read_results, reader_answers, result_docs
-from saturate.nodes.reading.brief import BRIEF_MIN_P
 from saturate.nodes.reading.reader import candidates
 from saturate.nodes.reading.slots import complete, describe, result_texts, slot_asks
 from saturate.state.context import Context
@@ -127,14 +126,14 @@ def filled_words(chains: Sequence[Mapping[str, Any]]) -> str:
 
 
 def reader_best(
-    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
+    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings, needed: bool = False
 ) -> dict | None:
     """The trained reader's best answer over the accepted results and this round's: {"p" (its confidence that the
-    sentence answers, ``reading.answer.confidence``), "sentence", "url"}; None for a
-    claim, with the reader's stop off (``reader_stop_p`` 1, the default), for a question the reader does not answer
-    (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader cannot
-    load (decide notes why)."""
-    if settings.reader_stop_p >= 1 or state.get("kind") == "claim":
+    sentence answers, ``reading.answer.confidence``), "sentence", "url"}; None for a claim, with the reader's stop
+    off (``reader_stop_p`` 1, the default) unless ``needed`` (the slots' stop asks), for a question the reader does
+    not answer (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader
+    cannot load (decide notes why)."""
+    if (settings.reader_stop_p >= 1 and not needed) or state.get("kind") == "claim":
         return None  # the stop is off (the default: it costs a reading each round and gained nothing measured)
     if not reader_answers(cur.get("chains") or state.get("chains") or []):
         return None
@@ -153,13 +152,20 @@ def reader_best(
     return {"p": round(conf, 4), "sentence": top.candidate.text, "url": results[top.candidate.doc]["url"]}
 
 
+def values_read(chains: Sequence[Mapping[str, Any]], best: Mapping[str, Any]) -> bool:
+    """Whether every slot's value is in the reader's best sentence: for a question the reader answers, a value of
+    the slot filler's stops the loop only when it is what the reader reads as the answer."""
+    sentence = str(best.get("sentence") or "").lower()
+    return all(str(s.get("value") or "").lower() in sentence for c in chains for s in c.get("slots") or [])
+
+
 def covered_parts(
     state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
 ) -> list[dict] | None:
     """A question of several parts (``reading.parts``): each part marked covered once the trained reader finds a
-    sentence addressing it (``p`` at least the brief's ``BRIEF_MIN_P``) in the accepted results and this round's; a
-    part once covered stays so. None for a question of one part, or when the reader cannot run (rules, a broken
-    install: decide notes why)."""
+    sentence addressing it (``p`` at least ``brief_min_p``, as a brief's sentence) in the accepted results and this
+    round's; a part once covered stays so. None for a question of one part, or when the reader cannot run (rules, a
+    broken install: decide notes why)."""
     parts = state.get("parts") or []
     if len(parts) < 2 or all(p.get("covered") for p in parts):
         return None
@@ -172,7 +178,7 @@ def covered_parts(
     out = []
     for p in parts:
         covered = bool(p.get("covered")) or any(
-            x.p >= BRIEF_MIN_P for x in reader.read(p["ask"], candidates(p["ask"], docs))
+            x.p >= settings.brief_min_p for x in reader.read(p["ask"], candidates(p["ask"], docs))
         )
         out.append({**p, "covered": covered})
     return out
@@ -198,7 +204,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     chains = cur.get("chains") or state.get("chains") or []
     done = complete(chains)
     filled = filled_words(chains) if done else None
-    best = reader_best(state, cur, runtime, settings)
+    best = reader_best(state, cur, runtime, settings, needed=bool(filled))
+    if filled and best is not None and not values_read(chains, best):
+        filled = None  # a slot's value the reader's answer does not hold ends nothing (the question is the reader's)
     parts = covered_parts(state, cur, runtime, settings)
     records = state.get("records") or []
     before = records[-1].get("reader") if records and rnd > 1 else None

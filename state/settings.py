@@ -60,6 +60,8 @@ DESIGN_NAMES: dict[str, str] = {
 # docs/reader.md)
 READER_MIN_P = 0.06
 READER_CONFIDENT_P = 0.5
+# brief_min_p's default: chosen on half A of hotpotqa and the open questions (`saturate bench brief`, docs/reader.md)
+BRIEF_MIN_P = 0.3
 # reader_stop_p's default: off. `saturate bench tune --reader` chose 0.15 on half A of the multi-hop sets, where it
 # changed the searches by 0.1 point and nothing else (those questions are the rules'); it costs a reading every round
 # (the reader's cost target) and no public set of single questions has the gold documents to choose it by recall
@@ -193,6 +195,13 @@ class Settings(BaseModel):
         "question (each side of a comparison, causes and effects, what a thing is and how it works), cited and "
         "marked confirmed, single source or contradicted (the trained reader reads them: docs/reader.md). false "
         "leaves it out (`--no-brief`).",
+    )
+    brief_min_p: float = Field(
+        default=BRIEF_MIN_P,
+        ge=0,
+        le=1,
+        description="The reader's probability from which a sentence may be in the brief, and from which a part of "
+        "the question counts as covered (chosen on half A of the public sets by `saturate bench brief`).",
     )
     reader_stop_p: float = Field(
         default=READER_STOP_P,

@@ -43,6 +43,7 @@ def main(argv=None) -> int:
     p.add_argument("--held-out", type=Path, nargs="*", default=[], help="held-out test splits: never trained on")
     p.add_argument("--search", type=int, default=0, help="one search of K results instead of a session")
     p.add_argument("--shard", default="0/1", help="I/N: every N-th question from the I-th")
+    p.add_argument("--limit", type=int, default=0, help="stop after writing this many questions")
     args = p.parse_args(argv)
     shard, shards = (int(x) for x in args.shard.split("/"))
     banned = evaluation_questions(args.exclude) | held_out_questions(args.held_out)
@@ -80,6 +81,10 @@ def main(argv=None) -> int:
                 ]
                 out.write(json.dumps({**q, "docs": docs}) + "\n")
                 written += 1
+                if args.limit and written >= args.limit:
+                    break
+            if args.limit and written >= args.limit:
+                break
     print(f"{written} questions written, {skipped} skipped (equal to an evaluation question)", file=sys.stderr)
     return 0
 

@@ -186,6 +186,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--validation-limit", type=int, default=1500)
+    p.add_argument("--init", type=Path, help="go on from a checkpoint this script saved (reader.pt)")
     args = p.parse_args(argv)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -196,10 +197,21 @@ def main(argv=None) -> int:
     rows = rows[: args.validation_limit]
     enc = Encoder(args.base / "tokenizer.json")
     model = CrossReader(args.base)
+    if args.init:
+        model.load_state_dict(torch.load(args.init))
+    # the word embeddings stay as pretrained: 11.7M of the 22.7M weights, updated by AdamW every step for words the
+    # batch may not even hold; frozen, a step costs less and the vocabulary the data never shows keeps its meaning
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     no_decay = ("bias", "LayerNorm.weight")
     params = [
-        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": 0.01},
-        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+        {
+            "params": [p for n, p in model.named_parameters() if p.requires_grad and not n.endswith(no_decay)],
+            "weight_decay": 0.01,
+        },
+        {
+            "params": [p for n, p in model.named_parameters() if p.requires_grad and n.endswith(no_decay)],
+            "weight_decay": 0.0,
+        },
     ]
     opt = torch.optim.AdamW(params, lr=args.lr)
     best, best_state, history = -1.0, None, []
@@ -250,6 +262,8 @@ def main(argv=None) -> int:
             if v["top1"] > best:
                 best = v["top1"]
                 best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+                args.out.mkdir(parents=True, exist_ok=True)
+                torch.save(best_state, args.out / "reader.pt")  # to go on from (--init); never shipped
     if best_state is not None:
         model.load_state_dict(best_state)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,8 @@
 cited and marked as the sources bear them out (the seeds' verification and triangulation).
 
 1. For each part (``reading.parts``), the reader (``reading.reader``) reads the candidate sentences of the accepted
-   results against the part's ``ask``; a sentence whose ``p`` reaches ``min_p`` (chosen on half A of the open
-   questions by ``saturate bench brief``) from an on-topic source may be shown.
+   results against the part's ``ask``; a sentence whose ``p`` reaches ``min_p`` (the setting ``brief_min_p``, chosen
+   on half A of the public sets by ``saturate bench brief``) from an on-topic source may be shown.
 2. At most ``MAX_SENTENCES`` in all, each part its share first (``per_part``), the most likely first; one of two
    sentences saying the same thing (``extractive.near_duplicate``) is left out, across parts too.
 3. In a part, what a thing is comes first (a source's opening sentence), then the rest, the most likely first.
@@ -23,10 +23,10 @@ from saturate.nodes.reading.extractive import near_duplicate
 from saturate.nodes.reading.grounding import supported, vocabulary
 from saturate.nodes.reading.question import split_sentences, stems
 from saturate.nodes.reading.reader import Read, Reader, candidates
+from saturate.state.settings import BRIEF_MIN_P
 
 MAX_SENTENCES = 8
 MIN_PER_PART = 2
-BRIEF_MIN_P = 0.3  # chosen on half A of the open questions (saturate bench brief)
 SENTENCE_MAX_CHARS = 400
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
 SAME_CLAIM = 0.6  # share of stems two sentences share to say the same thing (a value aside)

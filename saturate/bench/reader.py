@@ -37,7 +37,10 @@ from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import eval_data, home_dir
+from saturate.nodes._answer import answer_task
+from saturate.nodes._model import ModelUsage
 from saturate.nodes.reading.extractive import NOT_ANSWERED
+from saturate.nodes.reading.reader import shipped_reader
 from saturate.nodes.reading.slots import result_texts
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
@@ -63,6 +66,15 @@ class Reading:
     em: float
     f1: float
     seconds: float
+    other_hit: bool | None = None  # the other way's answer (the reader's for the rules' questions, and back)
+
+
+def other_way(task: str, results: list[dict], texts: dict[str, str], by_reader: bool) -> str:
+    """The answer the other way would give from the same accepted results: the reader (no threshold, its best
+    sentence then the rules') for a question the rules answered, the rules alone for one the reader answered."""
+    usage = ModelUsage("decide")
+    reader = None if by_reader else shipped_reader()
+    return answer_task(task, results, texts, None, usage, None, reader, 0.0).answer
 
 
 def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings, multi_hop: bool) -> Reading:
@@ -80,6 +92,7 @@ def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings,
     found = answer_in if multi_hop else natural_hit
     retrieved = " ".join(f"{r.get('title', '')} {texts.get(r['url']) or r.get('snippet', '')}" for r in results)
     by_reader = debug.get("answer") == "reader"
+    other = other_way(task["question"], results, texts, by_reader) if results else ""
     return Reading(
         task_id=str(task.get("id", seed)),
         half=half_of(str(task.get("id", seed))),
@@ -91,6 +104,7 @@ def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings,
         em=exact_match(short, golds),
         f1=round(token_f1(short, golds), 4),
         seconds=seconds,
+        other_hit=found(other, golds) if results else None,
     )
 
 
@@ -123,8 +137,15 @@ def at(runs: list[Reading], t: float, confident: float = 0.0) -> dict:
         "f1": round(sum(r.f1 for r in runs if not nf(r)) / n, 4),
         "in_sources": round(sum(r.in_sources for r in runs) / n, 4),
         "by_reader": round(sum(r.by_reader for r in runs) / n, 4),
+        # the rules' questions (multi-hop, comparisons): a gold answer in their answer, and in the reader's
+        "rules_q_hit": _share([r.hit for r in runs if not r.by_reader]),
+        "rules_q_reader_hit": _share([bool(r.other_hit) for r in runs if not r.by_reader]),
         "tasks": len(runs),
     }
+
+
+def _share(values: list[bool]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
 
 
 def choose(per_set: dict[str, list[Reading]], half: str = "A") -> float:
@@ -254,6 +275,8 @@ def run(args) -> int:
         "em",
         "f1",
         "by_reader",
+        "rules_q_hit",
+        "rules_q_reader_hit",
     )
     print(f"{'set':<10}" + "".join(f"{c:>22}" for c in cols))
     for name, s in out["sets"].items():
