@@ -27,6 +27,8 @@ FIGURES = {
     "hybrid_session_ratio",
     "reader_added_ms",
     "brief_added_ms",
+    "session_cpu_s",
+    "session_peak_rss_mb",
 }
 ADDED = {"reader_added_ms", "brief_added_ms"}  # differences of two medians: near 0, either sign, on a busy machine
 
