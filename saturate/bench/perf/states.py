@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from langchain_core.runnables import RunnableConfig
+
 from saturate.bench.perf.common import (
     ROOT,
     SEED,
@@ -71,7 +73,7 @@ def graph_states(work: Path, n: int) -> dict[str, str]:
         with open_checkpointer(home) as saver:
             graph = build_graph(checkpointer=saver)
             for i, task in enumerate(session_tasks(n)):
-                cfg = {"configurable": {"thread_id": f"{kind}-{i}"}, "recursion_limit": 1000}
+                cfg: RunnableConfig = {"configurable": {"thread_id": f"{kind}-{i}"}, "recursion_limit": 1000}
                 st = graph.invoke(initial_state(task, settings), cfg, context=context, durability="sync")
                 out[f"{kind}/{i}/{task}"] = state_digest(st)
                 out[f"{kind}/{i}/checkpointed"] = state_digest(graph.get_state(cfg).values)
@@ -92,7 +94,9 @@ def reader_states(work: Path, quick: bool) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m saturate.bench.perf.states", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m saturate.bench.perf.states", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument("out", help="where the digests are written (JSON)")
     parser.add_argument("--against", help="digests written before: every session that differs is named")
     parser.add_argument("--sessions", type=int, default=60, help="questions of the sessions and fixed ways (60)")
