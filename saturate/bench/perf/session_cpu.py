@@ -105,6 +105,9 @@ def _measure(work: Path, p: dict, shared: dict) -> dict:
         cmd(questions[0]), env=session_env(home, pycache, PYTHONPROFILEIMPORTTIME="1"), cwd=ROOT, capture_output=True
     )
     importtime = profiled.stderr.decode("utf-8", "replace")
+    if profiled.returncode != 0:
+        code = profiled.returncode
+        raise RuntimeError(f"the session with PYTHONPROFILEIMPORTTIME=1 exited {code}:\n{importtime[-2000:]}")
     modules = imported_modules(importtime)
     replay = [sys.executable, "-c", import_replay_code(modules)]
     bare = [sys.executable, "-c", "pass"]
