@@ -29,7 +29,6 @@ from langgraph.types import Command
 
 from saturate.graph import storage
 from saturate.graph.build import build_graph
-from saturate.graph.build_multi import build_multi_graph
 from saturate.graph.embeddings import multilingual_reader, resolve_embeddings, retrieval_meaning
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir, writable
@@ -279,8 +278,15 @@ def graph_for(kind: str | None, checkpointer=None):
     key = "multi" if kind == "multi" else "question"
     base = _COMPILED.get(key)
     if base is None:
-        base = _COMPILED[key] = build_multi_graph() if key == "multi" else build_graph()
+        base = _COMPILED[key] = _build_multi_graph() if key == "multi" else build_graph()
     return base.copy(update={"checkpointer": checkpointer})
+
+
+def _build_multi_graph():
+    # heavy: the multi-source graph and its nodes, imported by the sessions that run or read one
+    from saturate.graph.build_multi import build_multi_graph
+
+    return build_multi_graph()
 
 
 def make_context(
