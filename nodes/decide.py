@@ -12,6 +12,9 @@ session back for more search while attempts remain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import answer_task, trained_reader
@@ -171,7 +174,7 @@ def question_brief(
     state: ResearchState,
     runtime: Runtime[Context],
     settings: Settings,
-    accepted: list[dict],
+    accepted: Sequence[Mapping[str, Any]],
     texts: dict[str, str],
     answered,
     usage: ModelUsage,

@@ -199,8 +199,11 @@ class Reader:
             for i, e in enumerate(encs):
                 n = len(e.ids)
                 ids[i, :n], mask[i, :n], types[i, :n] = e.ids, e.attention_mask, e.type_ids
-            score, start, end = self._session.run(
-                ["score", "start", "end"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            score, start, end = (
+                np.asarray(x)
+                for x in self._session.run(
+                    ["score", "start", "end"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+                )
             )
             for i, ((title, sentence), e) in enumerate(zip(batch, encs)):
                 span, span_p = _best_span(e, start[i], end[i], len(title) + 2 if title else 0, len(sentence))

@@ -69,7 +69,8 @@ def test_a_plain_question_is_one_part(question):
 def test_a_models_parts_are_kept_only_when_each_is_about_the_question():
     q = "Compare nuclear and solar power"
     good = [{"name": "nuclear power", "ask": "nuclear power plants"}, {"name": "solar power"}]
-    assert [p["name"] for p in checked_parts(q, good)] == ["nuclear power", "solar power"]
+    kept = checked_parts(q, good)
+    assert kept is not None and [p["name"] for p in kept] == ["nuclear power", "solar power"]
     assert checked_parts(q, [{"name": "nuclear power"}, {"name": "Voyager 2"}]) is None  # a part no word of it names
     assert checked_parts(q, [{"name": "nuclear power"}]) is None  # one part is no division
     assert checked_parts(q, [{"name": ""}, {"name": "solar"}]) is None
