@@ -234,6 +234,30 @@ def test_a_checkout_without_symlinks_builds_the_same_wheel(tmp_path):
     assert contents["text"] == contents["links"]
 
 
+@pytest.mark.slow
+def test_the_build_ships_the_data_folders_and_warns_of_nothing(tmp_path):
+    """Issue 42: `pip install -e .` printed ~80 lines of setuptools' "Package would be ignored" about the reader's
+    model and the shipped vectors (folders of data inside the package). Declared as packages (setup.py's
+    DATA_PACKAGES), they are built with no warning, and their files are in the wheel."""
+    src = _checkout(tmp_path, "links")
+    out = tmp_path / "wheel"
+    build = subprocess.run(  # -v: the build backend's own output, where setuptools warns
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v", "-w", str(out), str(src)],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    said = build.stdout + build.stderr
+    assert "Building wheel for saturate" in said  # the backend's output is there to be read
+    warned = [line for line in said.splitlines() if "would be ignored" in line or "absent from the `packages`" in line]
+    assert not warned, warned
+    (wheel,) = out.glob("saturate-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {f"saturate/sources/shipped/{p.name}" for p in (ROOT / "sources" / "shipped").iterdir()}
+    model = {f"saturate/nodes/reading/model/{p.name}" for p in (ROOT / "nodes" / "reading" / "model").iterdir()}
+    assert shipped and model and shipped | model <= names, sorted(names)
+
+
 def test_short_module_names_are_refused(tmp_path):
     """`graph`, `nodes`, `sources`, `state` are only ever `saturate.*`: a planted import fails ruff, and importing
     one by its short name fails, from the checkout itself."""
