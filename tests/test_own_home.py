@@ -1,0 +1,51 @@
+"""Every test runs in a data directory of its own (conftest.py's ``own_home``), whatever the environment says: a test
+run with the user's SATURATE_HOME set once left a session and a corpus index there (issue 42)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+
+def test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder(tmp_path):
+    """No fixture asked for: the session goes where ``own_home`` points, under this test's tmp_path."""
+    from saturate.graph import research
+    from saturate.sources import LocalCorpus
+
+    corpus = LocalCorpus.from_records(
+        [{"id": "1", "title": "Bubye River", "text": "The Bubye River flows through Zimbabwe near Beitbridge."}], "c"
+    )
+    research("Where does the Bubye River flow?", source=corpus, max_rounds=1, retrieval="lexical")
+    home = Path(os.environ["SATURATE_HOME"])
+    assert home.is_relative_to(tmp_path) and (home / "sessions.db").is_file(), home
+
+
+@pytest.mark.slow
+def test_a_test_run_leaves_the_users_data_folder_untouched(tmp_path):
+    """The suite run (in part) with SATURATE_HOME and XDG_DATA_HOME naming the user's folders: a session without
+    the ``home`` fixture (above), the test that once wrote there (research_multi without ``home``) and one with
+    ``home``; both folders are still absent afterwards."""
+    user_home, xdg = tmp_path / "user-saturate-home", tmp_path / "user-xdg"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(SATURATE_HOME=str(user_home), XDG_DATA_HOME=str(xdg), SATURATE_MAX_ROUNDS="1")
+    tests = [
+        "tests/test_own_home.py::test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder",
+        "tests/test_multi_parts.py::test_leads_are_names_never_links_or_instructions_and_shown_text_has_no_link",
+        "tests/test_api_arguments.py::test_results_carry_their_thread_and_a_rerun_speaks_python",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    assert not user_home.exists() and not xdg.exists(), sorted(str(p) for p in tmp_path.rglob("*"))
