@@ -21,10 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 EVAL_DATA = Path(os.environ.get("SATURATE_EVAL_DATA") or ROOT.parent / "shared" / "data")
 
 
-def eval_file(*parts: str) -> Path:
-    path = EVAL_DATA.joinpath(*parts)
+def eval_file(*parts: str, root: Path | None = None) -> Path:
+    """The one place that decides a test needs the evaluation data: the folder (no ``parts``) or a file in it, each
+    test asking for every file it or the benchmark it runs reads. No data folder at all (a fresh clone with no
+    ``../shared`` beside it, SATURATE_EVAL_DATA naming nothing): the test is skipped, saying so. The folder there
+    without the file: the test fails — where the data is (CI), no test that needs it is ever skipped."""
+    root = EVAL_DATA if root is None else root
+    if not root.is_dir():
+        pytest.skip(f"no evaluation data at {root} (set SATURATE_EVAL_DATA: docs/development.md)")
+    path = root.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"evaluation data not found at {path} (set SATURATE_EVAL_DATA: docs/development.md)")
+        pytest.fail(f"the evaluation data at {root} has no {'/'.join(parts)}", pytrace=False)
     return path
 
 
@@ -75,7 +82,7 @@ def own_home(tmp_path, monkeypatch):
     """Every test runs in a data directory of its own, whatever the environment says: the caller's SATURATE_*
     cleared, SATURATE_HOME a folder under the test's tmp_path (not made until something writes there). A test run
     with SATURATE_HOME set once left a session and a corpus index in the user's folder (issue 42: a test that called
-    ``research_multi`` without ``home``); tests/test_own_home.py proves it untouched. ``home`` names a folder of
+    ``research_multi`` without ``home``); tests/test_harness.py proves it untouched. ``home`` names a folder of
     its own on top of this, for the tests that look inside it."""
     _clear_saturate_env(monkeypatch)
     own = tmp_path / "own-home"

@@ -93,9 +93,9 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     The dependencies are not downloaded again: the fresh venv sees the running interpreter's
     site-packages through a .pth file (which does not activate the editable install's finder, since
     .pth files are only processed in site directories). What is tested is the package itself: complete,
-    one top-level name, no path derived from the checkout.
+    one top-level name, no path derived from the checkout. The benchmark at the end reads the evaluation data: without
+    it the test is skipped there, after the rest has run.
     """
-    musique = eval_file("musique", "tasks.jsonl").parent.parent
     wheels = tmp_path / "wheels"
     # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
     src = tmp_path / "src"
@@ -134,7 +134,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_") and k != "PYTHONPATH"}
-    env.update(SATURATE_HOME=str(tmp_path / "home"), SATURATE_EVAL_DATA=str(musique))
+    env.update(SATURATE_HOME=str(tmp_path / "home"))
     where = subprocess.run(
         [py, "-c", "import saturate.graph, saturate.state.settings as s; print(s.__file__)"],
         cwd=work,
@@ -156,10 +156,12 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     )
     assert research.returncode == 0, research.stderr[-2000:]
     assert "[1]" in research.stdout
+    musique = eval_file("musique", "corpus.jsonl").parent.parent
+    eval_file("musique", "tasks.jsonl")
     bench = subprocess.run(
         [saturate, "bench", "--set", "musique", "--limit", "2", "--json"],
         cwd=work,
-        env=env,
+        env={**env, "SATURATE_EVAL_DATA": str(musique)},
         capture_output=True,
         text=True,
         timeout=300,

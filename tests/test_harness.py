@@ -1,5 +1,7 @@
-"""Every test runs in a data directory of its own (conftest.py's ``own_home``), whatever the environment says: a test
-run with the user's SATURATE_HOME set once left a session and a corpus index there (issue 42)."""
+"""The suite's own harness (issue 42): every test runs in a data directory of its own (conftest.py's ``own_home``),
+whatever the environment says — a test run with the user's SATURATE_HOME set once left a session and a corpus index
+there; and one helper decides whether a test has the evaluation data (``eval_file``) — a benchmark test exited 2 with
+"no evaluation data" in a fresh clone where every other data test was skipped."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import EVAL_DATA, ROOT, eval_file
 
 
 def test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder(tmp_path):
@@ -35,7 +37,7 @@ def test_a_test_run_leaves_the_users_data_folder_untouched(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(SATURATE_HOME=str(user_home), XDG_DATA_HOME=str(xdg), SATURATE_MAX_ROUNDS="1")
     tests = [
-        "tests/test_own_home.py::test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder",
+        "tests/test_harness.py::test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder",
         "tests/test_multi_parts.py::test_leads_are_names_never_links_or_instructions_and_shown_text_has_no_link",
         "tests/test_api_arguments.py::test_results_carry_their_thread_and_a_rerun_speaks_python",
     ]
@@ -49,3 +51,23 @@ def test_a_test_run_leaves_the_users_data_folder_untouched(tmp_path):
     )
     assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
     assert not user_home.exists() and not xdg.exists(), sorted(str(p) for p in tmp_path.rglob("*"))
+
+
+def test_no_evaluation_data_skips_and_data_without_the_file_fails(tmp_path):
+    with pytest.raises(pytest.skip.Exception, match="no evaluation data at"):
+        eval_file("musique", "tasks.jsonl", root=tmp_path / "absent")  # a fresh clone: no ../shared beside it
+    (tmp_path / "data" / "musique").mkdir(parents=True)
+    (tmp_path / "data" / "musique" / "tasks.jsonl").write_text("{}\n")
+    assert eval_file("musique", "tasks.jsonl", root=tmp_path / "data") == tmp_path / "data" / "musique" / "tasks.jsonl"
+    assert eval_file(root=tmp_path / "data") == tmp_path / "data"
+    with pytest.raises(pytest.fail.Exception, match="has no webq/tasks.jsonl"):  # the data is there: never a skip
+        eval_file("webq", "tasks.jsonl", root=tmp_path / "data")
+
+
+def test_benchmarks_a_test_runs_read_the_evaluation_data_the_tests_found():
+    """SATURATE_EVAL_DATA, for the benchmarks the tests run, names the folder ``eval_file`` checks, and only when it
+    is there (without it a benchmark says "no evaluation data": exit 2, where the tests are skipped)."""
+    if EVAL_DATA.is_dir():
+        assert os.environ["SATURATE_EVAL_DATA"] == str(EVAL_DATA)
+    else:
+        assert "SATURATE_EVAL_DATA" not in os.environ
