@@ -20,17 +20,16 @@ import sys
 
 def _is_the_command() -> bool:
     """Whether this process is the ``saturate`` command: its console script, ``python -m saturate`` or
-    ``python -m saturate.cli``. A program that imports saturate keeps its own Ctrl-C."""
-    if os.path.basename(sys.argv[0] if sys.argv else "") in ("saturate", "saturate.exe", "saturate-script.py"):
-        return True
+    ``python -m saturate.cli``, as the interpreter was started. A program that imports saturate keeps its own
+    Ctrl-C, and so does a batch's worker (a ``-c`` of multiprocessing, though it loads the console script)."""
     options = iter(sys.orig_argv[1:])  # the interpreter's own options, then what it runs
     for option in options:
         if option in ("-X", "-W"):  # options that take a value
             next(options, None)
         elif option.startswith("-m"):
             return (option[2:] or next(options, "")) in ("saturate", "saturate.cli")
-        elif option == "-c" or not option.startswith("-"):  # a command or a script: not the command
-            return False
+        elif option == "-c" or not option.startswith("-"):  # a command, or a script: the console script's name
+            return os.path.basename(option) in ("saturate", "saturate.exe", "saturate-script.py")
     return False
 
 

@@ -45,60 +45,59 @@ def said_one_line(code: int, err: str) -> bool:
     return code == 130 and "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("saturate: ")
 
 
+# Put on PYTHONPATH as sitecustomize.py: Python imports it at start, before it runs the console script. It raises a
+# Ctrl-C as the n-th module not loaded yet is looked up ($TRIP_AT; 0: none, and the names are written at exit).
 TRIP = r"""
-import os, signal, sys
-script, n = sys.argv[1], int(sys.argv[2])
-code = compile(open(script, encoding="utf-8").read(), script, "exec")
-seen = []
+import atexit, os, signal, sys
 
-class Trip:  # a Ctrl-C as the n-th module not loaded yet is looked up (0: none, count them)
+n, seen = int(os.environ["TRIP_AT"]), []
+
+
+class Trip:
     def find_spec(self, name, path=None, target=None):
         seen.append(name)
         if len(seen) == n:
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
+
 sys.meta_path.insert(0, Trip())
-sys.argv = [script, *sys.argv[3:]]
-try:
-    exec(code, {"__name__": "__main__", "__file__": script})
-finally:
-    if n == 0:
-        os.write(2, ("looked up: " + " ".join(seen) + "\n").encode())
+if n == 0:
+    atexit.register(lambda: os.write(2, ("looked up: " + " ".join(seen) + "\n").encode()))
 """
 
 
-def _trip(n: int, home: Path, *args: str) -> subprocess.CompletedProcess:
+def _trip(n: int, site: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """The console script run as a shell runs it (its file, by the interpreter its first line names, which is this
+    one), with a Ctrl-C raised as the n-th module is looked up."""
     assert SCRIPT, "the console script `saturate` is not installed beside this Python (pip install -e .)"
+    (site / "sitecustomize.py").write_text(TRIP)
+    env = child_env(home, PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
     return subprocess.run(
-        [sys.executable, "-c", TRIP, SCRIPT, str(n), *args],
-        env=child_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, SCRIPT, *args], env={**env, "TRIP_AT": str(n)}, capture_output=True, text=True, timeout=120
     )
 
 
 @pytest.mark.slow
 def test_a_ctrl_c_as_any_module_of_the_command_loads_is_one_line_and_130(tmp_path):
-    """The console script, run as it is (its own code, `saturate settings`), with a Ctrl-C raised as the n-th module
-    not loaded yet is looked up, for n from the second on (the first is `saturate` itself: the import machinery
+    """The console script, run as it is (`saturate settings`), with a Ctrl-C raised as the n-th module not loaded
+    yet is looked up, for n from the second on (the first is `saturate` itself: the import machinery
     before saturate's first instruction) to the last, through the loading (typing, argparse, pydantic, the
     settings) and the command's own imports. Each: exit 130 and one line, the early line before `main` has read
     the arguments."""
-    counted = _trip(0, tmp_path / "home", "settings")
+    counted = _trip(0, tmp_path, tmp_path / "home", "settings")
     assert counted.returncode == 0, counted.stderr[-2000:]
     looked_up = counted.stderr.rsplit("looked up: ", 1)[1].split()
     assert looked_up[0] == "saturate" and "typing" in looked_up and "argparse" in looked_up, looked_up
     total = len(looked_up)
     points = sorted({2, 3, 4, *range(5, total, max(1, total // 8)), total})
     for n in points:
-        run = _trip(n, tmp_path / "home", "settings")
+        run = _trip(n, tmp_path, tmp_path / "home", "settings")
         assert said_one_line(run.returncode, run.stderr), (n, looked_up[n - 1], run.returncode, run.stderr[-1500:])
         assert run.stdout == "" or run.stderr.strip() != EARLY  # "before anything started" only while it had not
     # one lookup earlier, before saturate's first instruction, the same Ctrl-C is Python's own traceback: what every
     # point above gave without the handler
-    first = _trip(1, tmp_path / "home", "settings")
+    first = _trip(1, tmp_path, tmp_path / "home", "settings")
     assert first.returncode == -signal.SIGINT and before_saturate_ran(first.returncode, first.stderr), first.stderr
 
 
@@ -119,6 +118,27 @@ def test_a_real_ctrl_c_just_after_start_is_one_line_and_130_once_saturate_runs(t
     if proc.returncode == 0:
         return  # the command finished before the signal landed: nothing to check
     assert said_one_line(proc.returncode, err) or before_saturate_ran(proc.returncode, err), (proc.returncode, err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["/venv/bin/python3", "/venv/bin/saturate", "research", "x"], True),  # the console script, as a shell runs it
+        (["python", "-m", "saturate.cli", "settings"], True),
+        (["python", "-X", "dev", "-msaturate", "runs"], True),
+        (["python", "-c", "from multiprocessing.spawn import spawn_main", "--multiprocessing-fork"], False),  # a worker
+        (["python", "-m", "pytest", "-m", "saturate"], False),
+        (["python", "app.py", "saturate"], False),  # a program of one's own that imports saturate
+        (["python"], False),
+    ],
+)
+def test_the_handler_is_the_commands_only(monkeypatch, argv, command):
+    """Only the command itself sets the early handler: told by how the interpreter was started (sys.orig_argv),
+    not by sys.argv, which a batch's spawned worker sets to the console script's as it loads it."""
+    import saturate
+
+    monkeypatch.setattr(sys, "orig_argv", argv)
+    assert saturate._is_the_command() is command
 
 
 def test_what_counts_as_before_saturate_ran():
@@ -172,3 +192,43 @@ def test_ctrl_c_at_any_moment_says_only_what_is_true(home, after_s):
     else:
         assert "nothing" in said[0] and "run the command again" in said[0] or "nothing was saved" in said[0]
         assert shown.returncode == 2 and "unknown thread" in shown.stderr  # and nothing was saved indeed
+
+
+@pytest.mark.slow
+def test_a_terminal_ctrl_c_in_a_batch_is_said_once_and_truly(home, tmp_path, musique_corpus, musique_tasks):
+    """A terminal's Ctrl-C goes to the whole process group, the batch's workers too. They load the console script
+    (multiprocessing's spawn runs it as __mp_main__, under its sys.argv) and took the command's early handler: each
+    printed "interrupted before anything started; nothing was saved" — false — and left; without it, an idle worker
+    printed a KeyboardInterrupt traceback. Here one worker has finished the short task and waits (no task is left),
+    the other runs a long session: the command says it once, the session under way stops checkpointed."""
+    import json
+
+    short, long = musique_tasks[:2]
+    lines = [
+        {"id": short["id"], "question": short["question"], "settings": {"max_rounds": 1}},
+        {"id": long["id"], "question": long["question"], "settings": {"min_rounds": 40, "max_rounds": 40}},
+    ]
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out.jsonl"
+    cmd = [SCRIPT] if SCRIPT else SAT
+    proc = subprocess.Popen(
+        [*cmd, "batch", str(tasks), "--workers", "2", "--out", str(out), "--corpus", str(musique_corpus)],
+        env=child_env(home, SATURATE_NOVELTY_EPSILON="0"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own, as a terminal's foreground job
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+        time.sleep(0.05)
+    assert json.loads(out.read_text().splitlines()[0])["id"] == short["id"]  # the long one still runs
+    os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: every process of the job
+    err = proc.communicate(timeout=120)[1]
+    said = [line for line in err.splitlines() if line.startswith("saturate:")]
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert len(said) == 1 and "nothing was saved" not in err and "re-run the same command" in said[0], err
+    from saturate.graph import session_state
+
+    assert session_state(f"t-{long['id']}")["_status"] != "done"  # it stopped where it was, checkpointed
