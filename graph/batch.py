@@ -51,7 +51,7 @@ from filelock import FileLock, Timeout
 from saturate.graph import api, storage
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, check_thread, config, graph_for, kind_of, open_checkpointer
-from saturate.graph.workers import WorkerCtrlC, spawning_deaf
+from saturate.graph.workers import spawning_deaf, task_hears_ctrl_c, worker_started
 from saturate.state.errors import BadInput
 from saturate.state.files import bounded_lines
 from saturate.state.settings import load_settings
@@ -227,12 +227,11 @@ class _Claims:
 
 _CLAIMS: _Claims | None = None
 _KEEP: list[Any] = []
-_CTRL_C = WorkerCtrlC()  # a terminal's Ctrl-C reaches the workers too: it stops the session under way, checkpointed
 
 
 def _worker_init(url: str | None, home: str) -> None:
     global _CLAIMS
-    _CTRL_C.listen()
+    worker_started()  # a terminal's Ctrl-C reaches the workers too: heard only by a task under way (graph/workers.py)
     if url:
         os.environ[storage.ENV] = url
     else:
@@ -247,7 +246,7 @@ def _worker_init(url: str | None, home: str) -> None:
 def run_task(task: BatchTask, overrides: dict, home: str) -> dict:
     """Claim, then read back, resume or start the task's session; its result line (``status`` busy when the
     claim is held elsewhere). Failures are results, never raised: the batch goes on."""
-    with _CTRL_C.task():
+    with task_hears_ctrl_c():
         return _run_task(task, overrides, home)
 
 

@@ -4,7 +4,8 @@ A terminal's Ctrl-C goes to the whole job: the workers get it too. Left to Pytho
 second of imports) or idle between tasks prints a KeyboardInterrupt traceback; the command itself says what the
 interruption means, once. So a worker starts with SIGINT blocked (the mask a process is spawned with is the
 spawning thread's: ``spawning_deaf`` around what may start one), and then either keeps it blocked (the parent alone
-answers it) or, where a task under way should stop at once, listens while a task runs (``WorkerCtrlC``).
+answers it) or hears it only while a task runs, which then stops as a session stops on Ctrl-C (``worker_started``,
+``task_hears_ctrl_c``).
 """
 
 from __future__ import annotations
@@ -30,27 +31,27 @@ def spawning_deaf() -> Iterator[None]:
         _MASK(signal.SIG_SETMASK, previous)
 
 
-class WorkerCtrlC:
-    """In a worker spawned under ``spawning_deaf``: a Ctrl-C stops the task under way as a Ctrl-C stops a session
-    (a KeyboardInterrupt, the session checkpointed) and is ignored between tasks (nothing to stop; the parent says
-    it). ``listen()`` once in the worker's initializer; ``with ctrl_c.task():`` around each task."""
+_IGNORED = [False]  # whether this worker was started with Ctrl-C ignored (the command was: a background job)
 
-    def __init__(self) -> None:
-        self.busy = False
 
-    def _interrupted(self, signum, frame) -> None:
-        if self.busy:
-            raise KeyboardInterrupt
+def worker_started() -> None:
+    """Once, in a worker spawned under ``spawning_deaf`` (its initializer): between tasks a Ctrl-C is ignored — there
+    is nothing to stop, the parent says what it means — and so is one that came while the worker started."""
+    _IGNORED[0] = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _MASK is not None:
+        _MASK(signal.SIG_UNBLOCK, {signal.SIGINT})
 
-    def listen(self) -> None:
-        signal.signal(signal.SIGINT, self._interrupted)
-        if _MASK is not None:  # a Ctrl-C that came while the worker started is handled now: ignored, idle
-            _MASK(signal.SIG_UNBLOCK, {signal.SIGINT})
 
-    @contextmanager
-    def task(self) -> Iterator[None]:
-        self.busy = True
-        try:
-            yield
-        finally:
-            self.busy = False
+@contextmanager
+def task_hears_ctrl_c() -> Iterator[None]:
+    """Around a task in such a worker: a Ctrl-C is Python's own again, which a session turns into a stop at its next
+    step, checkpointed (graph/session.py), a second one at once. Not in a worker of a command that ignores it."""
+    if _IGNORED[0]:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

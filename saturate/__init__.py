@@ -48,7 +48,10 @@ try:
     if _is_the_command():
         import signal
 
-        signal.signal(signal.SIGINT, _interrupted_early)
+        # over Python's own handler only: started with Ctrl-C ignored (a shell's background job, `saturate … &`),
+        # the command keeps it ignored, as Python itself does
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted_early)
 except KeyboardInterrupt:
     if not _is_the_command():
         raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -221,6 +222,14 @@ def run_cli(*args, home, env=None, timeout=120):
         timeout=timeout,
         env=child_env(home, **(env or {})),
     )
+
+
+def in_the_foreground() -> None:
+    """``preexec_fn`` of a child a test interrupts with SIGINT: started as a terminal starts a foreground job, with
+    Ctrl-C at its default, whatever this run inherited (a suite run as a shell's background job ignores SIGINT, and
+    its children would: the command then keeps it ignored, as Python does)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 LOCAL = ("127.0.0.1",)

@@ -13,7 +13,7 @@ import pytest
 
 from saturate.cli import main
 
-from conftest import child_env
+from conftest import child_env, in_the_foreground
 
 SAT = [sys.executable, "-m", "saturate.cli"]
 
@@ -74,6 +74,7 @@ def test_ctrl_c_names_the_thread_to_resume(home):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=in_the_foreground,
     )
     lines = []
     assert proc.stderr is not None
@@ -176,6 +177,7 @@ def test_a_second_ctrl_c_while_a_batch_exits_ends_130_at_once(home, tmp_path, mu
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=in_the_foreground,
     )
     deadline = time.time() + 120
     while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):

@@ -112,7 +112,11 @@ def interrupted(args: argparse.Namespace) -> str:
 
 
 def saved_status(thread: str, args: argparse.Namespace) -> str | None:
-    """The session's status from its checkpoints; None when it has none (or they cannot be read)."""
+    """The session's status from its checkpoints: None when it has none, "unknown" when they cannot be read. A new
+    session (research, verify) interrupted while the session code was still loading never started: None, without
+    asking a library left half loaded (numpy cannot load twice; asking failed, and "unknown" said "checkpointed")."""
+    if args.command in ("research", "verify") and "saturate.graph.api" not in sys.modules:
+        return None
     try:
         from saturate import session_state  # loaded already: the session ran in this process
 
