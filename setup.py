@@ -14,6 +14,9 @@ import os
 from pathlib import Path
 
 LINKED = ("graph", "nodes", "sources", "state")
+# folders of data inside the package (no __init__.py: nothing to import), declared as packages so that setuptools
+# ships their files (pyproject.toml's package-data) without warning "Package would be ignored" for each of them
+DATA_PACKAGES = ("saturate.nodes.reading.model", "saturate.sources.shipped")
 
 
 class LayoutError(SystemExit):
@@ -28,7 +31,7 @@ def layout(root: Path) -> tuple[dict[str, str], list[str]]:
     packages = find_packages(where=str(root), include=["saturate", "saturate.*"])
     if all((front / name).is_dir() for name in LINKED):
         # the links work: package_dir "" = "." makes the editable install a plain path that static tools follow
-        return {"": "."}, packages
+        return {"": "."}, [*packages, *DATA_PACKAGES]
     package_dir = {"saturate": "saturate"}
     for name in LINKED:
         link, target = front / name, root / name
@@ -42,7 +45,7 @@ def layout(root: Path) -> tuple[dict[str, str], list[str]]:
             )
         package_dir[f"saturate.{name}"] = name
         packages += [f"saturate.{name}", *(f"saturate.{name}.{p}" for p in find_packages(where=str(target)))]
-    return package_dir, packages
+    return package_dir, [*packages, *DATA_PACKAGES]
 
 
 if __name__ == "__main__":  # setuptools' build backend runs this file as __main__

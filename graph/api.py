@@ -28,11 +28,16 @@ from saturate.state.multi_records import MultiResult
 from saturate.state.multi_state import initial_multi_state
 from saturate.state.records import AgentResult
 from saturate.state.settings import Settings
+from saturate.state.text import did_you_mean
 
 
 class ArgumentError(InputError):
     """A Python API function called with an argument it cannot use (a wrong type, an unknown keyword); the message
     names the argument and what it takes."""
+
+
+# the API functions' own keywords, suggested beside the settings for a mistyped one (``thread`` → ``thread_id``)
+_OWN_KEYWORDS = ("thread_id", "home", "chat_model", "embeddings", "settings", "stream_handler", "source", "sources")
 
 
 def _type_name(value: Any) -> str:
@@ -78,9 +83,11 @@ def check_arguments(
         )
     unknown = [k for k in overrides or {} if k not in Settings.model_fields]
     if unknown:
+        hint = did_you_mean(unknown[0], [*Settings.model_fields, *_OWN_KEYWORDS])
         raise ArgumentError(
-            f"{fn}() got an unexpected keyword argument {unknown[0]!r}: keywords beyond its own are settings "
-            "(see saturate.state.Settings)"
+            f"{fn}() got an unexpected keyword argument {unknown[0]!r}"
+            + (f"; {hint}" if hint else "")
+            + ": keywords beyond its own are settings (see saturate.state.Settings)"
         )
 
 

@@ -51,6 +51,7 @@ from filelock import FileLock, Timeout
 from saturate.graph import api, storage
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, check_thread, config, graph_for, kind_of, open_checkpointer
+from saturate.graph.workers import spawning_deaf, task_hears_ctrl_c, worker_started
 from saturate.state.errors import BadInput
 from saturate.state.files import bounded_lines
 from saturate.state.settings import load_settings
@@ -230,6 +231,7 @@ _KEEP: list[Any] = []
 
 def _worker_init(url: str | None, home: str) -> None:
     global _CLAIMS
+    worker_started()  # a terminal's Ctrl-C reaches the workers too: heard only by a task under way (graph/workers.py)
     if url:
         os.environ[storage.ENV] = url
     else:
@@ -244,6 +246,11 @@ def _worker_init(url: str | None, home: str) -> None:
 def run_task(task: BatchTask, overrides: dict, home: str) -> dict:
     """Claim, then read back, resume or start the task's session; its result line (``status`` busy when the
     claim is held elsewhere). Failures are results, never raised: the batch goes on."""
+    with task_hears_ctrl_c():
+        return _run_task(task, overrides, home)
+
+
+def _run_task(task: BatchTask, overrides: dict, home: str) -> dict:
     claims = _CLAIMS or _Claims(storage.database_url(), Path(home))
     row: dict[str, Any] = {"id": task.id, "thread": task.thread, "line": task.line}
     start = time.perf_counter()
@@ -411,7 +418,8 @@ def run_batch(
             emit("start", report, None)
             while task is not None or running:
                 while task is not None and len(running) < workers:
-                    running[pool.submit(run_task, task, overrides, str(home_path))] = task
+                    with spawning_deaf():  # a worker it starts begins with Ctrl-C held (graph/workers.py)
+                        running[pool.submit(run_task, task, overrides, str(home_path))] = task
                     task = next_task() if len(running) < workers else None
                 emit("running", report, {"running": len(running)})
                 finished_now, _ = wait(running, return_when=FIRST_COMPLETED)

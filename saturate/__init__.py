@@ -12,10 +12,53 @@ the folders at the repository root, linked here as sub-packages (``saturate/grap
 (docs/layout.md).
 """
 
-from __future__ import annotations
+# (no `from __future__ import annotations` here: it imports the module __future__, code that would run before the
+# command's Ctrl-C handler below is in place)
+import os  # both loaded by the interpreter before any code of ours: importing them runs nothing
+import sys
 
-import importlib
-from typing import TYPE_CHECKING, Any
+
+def _is_the_command() -> bool:
+    """Whether this process is the ``saturate`` command: its console script, ``python -m saturate`` or
+    ``python -m saturate.cli``, as the interpreter was started. A program that imports saturate keeps its own
+    Ctrl-C, and so does a batch's worker (a ``-c`` of multiprocessing, though it loads the console script)."""
+    options = iter(sys.orig_argv[1:])  # the interpreter's own options, then what it runs
+    for option in options:
+        if option in ("-X", "-W"):  # options that take a value
+            next(options, None)
+        elif option.startswith("-m"):
+            return (option[2:] or next(options, "")) in ("saturate", "saturate.cli")
+        elif option == "-c" or not option.startswith("-"):  # a command, or a script: the console script's name
+            return os.path.basename(option) in ("saturate", "saturate.exe", "saturate-script.py")
+    return False
+
+
+def _interrupted_early(signum: int, frame: object) -> None:
+    """The command's Ctrl-C until ``saturate.cli.main`` has read its arguments: nothing has started, nothing was
+    saved."""
+    os.write(2, b"saturate: interrupted before anything started; nothing was saved\n")
+    os._exit(130)
+
+
+# The command's first instruction (issue 42). Before it, a Ctrl-C in the first 50 ms landed inside an import
+# (typing, argparse, pydantic, ...) as a KeyboardInterrupt traceback and returncode -2; from here on it is one line
+# and 130 whenever it lands: the handler is in place before anything is imported, and a Ctrl-C that lands while it
+# is being put in place is caught below. Only the interpreter's own start comes before (docs/cli.md).
+try:
+    if _is_the_command():
+        import signal
+
+        # over Python's own handler only: started with Ctrl-C ignored (a shell's background job, `saturate … &`),
+        # the command keeps it ignored, as Python itself does
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted_early)
+except KeyboardInterrupt:
+    if not _is_the_command():
+        raise
+    _interrupted_early(2, None)  # SIGINT: `signal` itself may be what was loading
+
+import importlib  # noqa: E402  (after the command's Ctrl-C handler: see above)
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 if TYPE_CHECKING:  # what the type checker and editors see; at run time each is imported on first use
     from saturate.graph.api import research, research_multi, resume, verify

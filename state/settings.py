@@ -29,7 +29,7 @@ from saturate.state.source_kinds import (
     source_help,
 )
 from saturate.state.source_spec import SourceSpec, parse_sources
-from saturate.state.text import printable, without_pieces
+from saturate.state.text import did_you_mean, printable, without_pieces
 
 ENV_PREFIX = "SATURATE_"
 
@@ -797,7 +797,10 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     from_env = frozenset(values) - frozenset(overrides or {})
     for name, value in (overrides or {}).items():
         if name not in Settings.model_fields:
-            raise SettingsError(f"invalid settings: unknown setting {printable(str(name))[:80]!r}")
+            hint = did_you_mean(str(name), Settings.model_fields)
+            raise SettingsError(
+                f"invalid settings: unknown setting {printable(str(name))[:80]!r}" + (f"; {hint}" if hint else "")
+            )
         values[name] = value
     for name, value in values.items():  # bytes that are not UTF-8 (a command line's) arrive as lone surrogates
         if isinstance(value, str) and _SURROGATE.search(value):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
+from collections.abc import Iterable
 
 # A short English stopword list: function words and question words that carry
 # no topic (kept small and explicit so its effect on queries is predictable).
@@ -244,3 +246,10 @@ def without_pieces(text: str, secrets: list[str], size: int, mark: str) -> str:
             out.append(text[i])
             i += 1
     return "".join(out)
+
+
+def did_you_mean(name: str, choices: Iterable[str], shown: str = "`{}`") -> str:
+    """The hint "did you mean `max_rounds`?" for the choice a mistyped ``name`` most likely meant (difflib's closest
+    match above its default cutoff), else "". ``shown`` formats the choice (the CLI shows a flag bare: "{}")."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f"did you mean {shown.format(close[0])}?" if close else ""

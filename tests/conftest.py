@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -21,10 +22,17 @@ ROOT = Path(__file__).resolve().parents[1]
 EVAL_DATA = Path(os.environ.get("SATURATE_EVAL_DATA") or ROOT.parent / "shared" / "data")
 
 
-def eval_file(*parts: str) -> Path:
-    path = EVAL_DATA.joinpath(*parts)
+def eval_file(*parts: str, root: Path | None = None) -> Path:
+    """The one place that decides a test needs the evaluation data: the folder (no ``parts``) or a file in it, each
+    test asking for every file it or the benchmark it runs reads. No data folder at all (a fresh clone with no
+    ``../shared`` beside it, SATURATE_EVAL_DATA naming nothing): the test is skipped, saying so. The folder there
+    without the file: the test fails — where the data is (CI), no test that needs it is ever skipped."""
+    root = EVAL_DATA if root is None else root
+    if not root.is_dir():
+        pytest.skip(f"no evaluation data at {root} (set SATURATE_EVAL_DATA: docs/development.md)")
+    path = root.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"evaluation data not found at {path} (set SATURATE_EVAL_DATA: docs/development.md)")
+        pytest.fail(f"the evaluation data at {root} has no {'/'.join(parts)}", pytrace=False)
     return path
 
 
@@ -45,19 +53,52 @@ def child_env(home: Path | str, *, drop: tuple[str, ...] = (), **extra: str) -> 
     return {**env, **extra}
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A fresh SATURATE_HOME; SATURATE_* settings from the caller's environment are cleared. Local corpora rank by
-    words here (SATURATE_RETRIEVAL=lexical: a fresh home would embed a corpus in every test); the tests of retrieval
-    by meaning (test_retrieval.py) use ``hybrid_home``."""
+# The suite's own knobs, read by the tests and never by saturate (test_report_browser.py, test_fuzz.py,
+# test_real_model.py): kept when a test's environment is cleared.
+SUITE_KNOBS = frozenset({"SATURATE_CHROMIUM", "SATURATE_FUZZ_N", "SATURATE_LLAMA_MODEL", "SATURATE_LLAMA_PYTHON"})
+
+
+def _clear_saturate_env(mp: pytest.MonkeyPatch) -> None:
+    """The caller's SATURATE_* out of the environment (its settings, its SATURATE_HOME), but the suite's knobs; the
+    evaluation data as the tests find it (``EVAL_DATA``)."""
     for key in list(os.environ):
-        if key.startswith("SATURATE_"):
-            monkeypatch.delenv(key)
+        if key.startswith("SATURATE_") and key not in SUITE_KNOBS:
+            mp.delenv(key)
+    for key, value in _eval_env().items():
+        mp.setenv(key, value)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _run_home(tmp_path_factory):
+    """The module and session fixtures (set up before a test's own fixtures) run in a data directory of this run's,
+    never in the user's."""
+    with pytest.MonkeyPatch.context() as mp:
+        _clear_saturate_env(mp)
+        mp.setenv("SATURATE_HOME", str(tmp_path_factory.mktemp("run-home")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path, monkeypatch):
+    """Every test runs in a data directory of its own, whatever the environment says: the caller's SATURATE_*
+    cleared, SATURATE_HOME a folder under the test's tmp_path (not made until something writes there). A test run
+    with SATURATE_HOME set once left a session and a corpus index in the user's folder (issue 42: a test that called
+    ``research_multi`` without ``home``); tests/test_harness.py proves it untouched. ``home`` names a folder of
+    its own on top of this, for the tests that look inside it."""
+    _clear_saturate_env(monkeypatch)
+    own = tmp_path / "own-home"
+    monkeypatch.setenv("SATURATE_HOME", str(own))
+    return own
+
+
+@pytest.fixture
+def home(own_home, tmp_path, monkeypatch):
+    """A fresh SATURATE_HOME (the caller's SATURATE_* settings cleared: ``own_home``). Local corpora rank by words
+    here (SATURATE_RETRIEVAL=lexical: a fresh home would embed a corpus in every test); the tests of retrieval by
+    meaning (test_retrieval.py) use ``hybrid_home``."""
     h = tmp_path / "home"
     monkeypatch.setenv("SATURATE_HOME", str(h))
     monkeypatch.setenv("SATURATE_RETRIEVAL", "lexical")
-    for key, value in _eval_env().items():
-        monkeypatch.setenv(key, value)
     return h
 
 
@@ -181,6 +222,14 @@ def run_cli(*args, home, env=None, timeout=120):
         timeout=timeout,
         env=child_env(home, **(env or {})),
     )
+
+
+def in_the_foreground() -> None:
+    """``preexec_fn`` of a child a test interrupts with SIGINT: started as a terminal starts a foreground job, with
+    Ctrl-C at its default, whatever this run inherited (a suite run as a shell's background job ignores SIGINT, and
+    its children would: the command then keeps it ignored, as Python does)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 LOCAL = ("127.0.0.1",)

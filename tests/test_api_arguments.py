@@ -23,7 +23,10 @@ from saturate.state.errors import BadInput
         (lambda: research("Berlin", home=3.5), "research(home=...) takes a path"),
         (lambda: research("Berlin", embeddings="x"), "research(embeddings=...) takes LangChain Embeddings"),
         (lambda: research("Berlin", settings=3), "research(settings=...) takes a Settings or a dict"),
-        (lambda: research("Berlin", max_round=3), "unexpected keyword argument 'max_round'"),
+        (
+            lambda: research("Berlin", max_round=3),
+            "unexpected keyword argument 'max_round'; did you mean `max_rounds`?",
+        ),
         (lambda: research_multi("Berlin", sources=5), "research_multi(sources=...) takes spec strings"),
         (lambda: research_multi(7), "research_multi() takes the task as a str"),
         (lambda: resume(5), "resume() takes the thread_id as a str (got int"),
@@ -35,6 +38,38 @@ def test_misuse_is_an_argument_error_in_pythons_words(home, call, message):
         call()
     assert message in str(err.value) and isinstance(err.value, BadInput)
     assert not (home / "sessions.db").exists()  # refused before anything was opened
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [
+        ("max_round", "max_rounds"),
+        ("novelty_treshold", "novelty_threshold"),
+        ("seeed", "seed"),
+        ("thread", "thread_id"),
+    ],
+)
+def test_an_unknown_keyword_names_the_nearest_setting_or_keyword(home, given, meant):
+    """Issue 42: `max_round` said "unexpected keyword" and no more; the nearest setting (difflib) is suggested, or
+    the function's own keyword (`thread` → `thread_id`), and nothing when nothing is near."""
+    for call in (research, research_multi):
+        with pytest.raises(ArgumentError) as err:
+            call("Berlin", **{given: 3})
+        assert f"unexpected keyword argument {given!r}; did you mean `{meant}`?" in str(err.value)
+    with pytest.raises(ArgumentError) as err:
+        research("Berlin", zzz=3)
+    assert "unexpected keyword argument 'zzz': keywords beyond" in str(err.value) and "did you mean" not in str(
+        err.value
+    )
+
+
+def test_settings_name_the_nearest_setting_to_an_unknown_one():
+    from saturate.state.settings import SettingsError, load_settings
+
+    with pytest.raises(SettingsError, match=r"unknown setting 'max_round'; did you mean `max_rounds`\?$"):
+        load_settings({"max_round": 3})
+    with pytest.raises(SettingsError, match=r"unknown setting 'zzz'$"):
+        load_settings({"zzz": 3})
 
 
 def test_results_carry_their_thread_and_a_rerun_speaks_python(home):

@@ -76,6 +76,32 @@ def test_bad_input_is_one_line_on_stderr(tmp_path):
     assert r["err"].startswith("saturate: error: ") and r["err"].count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [
+        (["research", "x", "--max-round", "3"], "--max-rounds"),  # a prefix is not taken for the flag
+        (["research", "x", "--max_rounds", "3"], "--max-rounds"),
+        (["verify", "x", "--novelty-treshold=2"], "--novelty-threshold"),
+        (["show", "t", "--htm", "r.html"], "--html"),
+        (["bench", "natural", "--limt", "3"], "--limit"),  # a bench kind's flags, added when it is parsed
+    ],
+)
+def test_an_unknown_flag_is_one_line_naming_the_nearest(home, capsys, argv, meant):
+    """Issue 42: the CLI's settings (and every other flag) as the Python API's keywords: an unknown one is refused
+    in one line, exit 2, naming the nearest flag of that command; nothing is suggested when nothing is near."""
+    from saturate.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1, err
+    assert f"unrecognized arguments: {' '.join(argv[2:])}; did you mean {meant}? (see `saturate {argv[0]}" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["research", "x", "--zzz", "3"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "unrecognized arguments: --zzz 3 (see" in err and "did you mean" not in err
+
+
 def test_every_bad_input_error_is_a_badinput():
     for error in (SettingsError, InputError, CorpusError, MonitorError, ModelUnavailable):
         assert issubclass(error, BadInput) and issubclass(error, ValueError)

@@ -93,9 +93,9 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     The dependencies are not downloaded again: the fresh venv sees the running interpreter's
     site-packages through a .pth file (which does not activate the editable install's finder, since
     .pth files are only processed in site directories). What is tested is the package itself: complete,
-    one top-level name, no path derived from the checkout.
+    one top-level name, no path derived from the checkout. The benchmark at the end reads the evaluation data: without
+    it the test is skipped there, after the rest has run.
     """
-    musique = eval_file("musique", "tasks.jsonl").parent.parent
     wheels = tmp_path / "wheels"
     # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
     src = tmp_path / "src"
@@ -134,7 +134,7 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_") and k != "PYTHONPATH"}
-    env.update(SATURATE_HOME=str(tmp_path / "home"), SATURATE_EVAL_DATA=str(musique))
+    env.update(SATURATE_HOME=str(tmp_path / "home"))
     where = subprocess.run(
         [py, "-c", "import saturate.graph, saturate.state.settings as s; print(s.__file__)"],
         cwd=work,
@@ -156,10 +156,12 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     )
     assert research.returncode == 0, research.stderr[-2000:]
     assert "[1]" in research.stdout
+    musique = eval_file("musique", "corpus.jsonl").parent.parent
+    eval_file("musique", "tasks.jsonl")
     bench = subprocess.run(
         [saturate, "bench", "--set", "musique", "--limit", "2", "--json"],
         cwd=work,
-        env=env,
+        env={**env, "SATURATE_EVAL_DATA": str(musique)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -232,6 +234,30 @@ def test_a_checkout_without_symlinks_builds_the_same_wheel(tmp_path):
         "saturate/graph/api.py" in contents["text"] and "saturate/nodes/reading/model/reader.json" in contents["text"]
     )
     assert contents["text"] == contents["links"]
+
+
+@pytest.mark.slow
+def test_the_build_ships_the_data_folders_and_warns_of_nothing(tmp_path):
+    """Issue 42: `pip install -e .` printed ~80 lines of setuptools' "Package would be ignored" about the reader's
+    model and the shipped vectors (folders of data inside the package). Declared as packages (setup.py's
+    DATA_PACKAGES), they are built with no warning, and their files are in the wheel."""
+    src = _checkout(tmp_path, "links")
+    out = tmp_path / "wheel"
+    build = subprocess.run(  # -v: the build backend's own output, where setuptools warns
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v", "-w", str(out), str(src)],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    said = build.stdout + build.stderr
+    assert "Building wheel for saturate" in said  # the backend's output is there to be read
+    warned = [line for line in said.splitlines() if "would be ignored" in line or "absent from the `packages`" in line]
+    assert not warned, warned
+    (wheel,) = out.glob("saturate-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {f"saturate/sources/shipped/{p.name}" for p in (ROOT / "sources" / "shipped").iterdir()}
+    model = {f"saturate/nodes/reading/model/{p.name}" for p in (ROOT / "nodes" / "reading" / "model").iterdir()}
+    assert shipped and model and shipped | model <= names, sorted(names)
 
 
 def test_short_module_names_are_refused(tmp_path):

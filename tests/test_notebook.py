@@ -68,6 +68,9 @@ def test_notebook_runs_top_to_bottom(monkeypatch, tmp_path):
     nbclient = pytest.importorskip("nbclient", reason="notebook tests need nbclient (pip install -e '.[test]')")
     pytest.importorskip("ipykernel", reason="notebook tests need ipykernel (pip install -e '.[test]')")
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's throwaway data directory goes under pytest's tmp
+    # the evaluation data the assertions below judge by (EVAL_DATA), named even when absent: the notebook falls back
+    # to ../shared/data, which SATURATE_EVAL_DATA=/nonexistent must not let it find
+    monkeypatch.setenv("SATURATE_EVAL_DATA", str(EVAL_DATA))
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
         # a cell's timeout only catches a hang: without the evaluation data the notebook ranks the embedded corpus by

@@ -16,7 +16,7 @@ from saturate.nodes._chain_model import DECOMPOSE as DECOMPOSE_PROMPT
 from saturate.nodes.compress import COMPRESS
 from saturate.nodes.plan_query import GAP_QUERY
 
-from conftest import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN
+from conftest import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN, eval_file
 
 ANSWERED = "every part of the question has an answer in the sources"
 
@@ -441,6 +441,8 @@ def test_bench_model_reports_no_processing_of_rejected_rounds(home, capsys):
 def test_bench_real_model_compares_no_model_and_the_model_side_by_side(home, capsys):
     """`saturate bench real-model` on one musique and one webq question against a scripted server: both arms per
     question, the structured replies counted (the scripted plan follows its schema; the fill reply does not)."""
+    # what the benchmark reads from SATURATE_EVAL_DATA (webq runs on the embedded corpus): skipped without the data
+    eval_file("musique", "tasks.jsonl"), eval_file("musique", "corpus.jsonl"), eval_file("webq", "tasks.jsonl")
     script = OllamaScript(plan=[PLAN], decompose=[DECOMPOSE], fill=["not json"], compress=["- x"], decide=["x"])
     with OllamaServer(script) as server:
         argv = ["bench", "real-model", "--musique", "1", "--hotpotqa", "0", "--webq", "1", "--json"]

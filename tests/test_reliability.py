@@ -63,19 +63,45 @@ except KeyboardInterrupt:
 """
 
 
+THREAD_FIELDS = ("session", "thread_id")  # the fields whose value is the thread id (audit events' session)
+
+
 def comparable(state: dict, thread: str) -> dict:
-    """A final state without wall-clock fields and without what names the thread itself (audit events' session)."""
-    clock = {"durations_ms", "ms", "elapsed_s", "started", "parallelism", "session"}
+    """A final state without wall-clock fields, the thread id put as "<thread>" where a field names it (by field,
+    never by substring: a corpus path holding "s5" stays as it is, issue 42)."""
+    clock = {"durations_ms", "ms", "elapsed_s", "started", "parallelism"}
 
     def clean(x):
         if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items() if k not in clock}
+            return {
+                k: "<thread>" if k in THREAD_FIELDS and v == thread else clean(v)
+                for k, v in x.items()
+                if k not in clock
+            }
         if isinstance(x, list):
             return [clean(v) for v in x]
         return x
 
-    text = json.dumps(clean(strip_timings(state)), sort_keys=True, default=str)
-    return json.loads(text.replace(thread, "<thread>"))
+    return json.loads(json.dumps(clean(strip_timings(state)), sort_keys=True, default=str))
+
+
+def test_comparable_names_the_thread_by_field_not_by_substring():
+    """A checkout under a folder whose name holds the thread id ("s5") compared unequal: the corpus path became
+    `…/<thread>ci/…` in one state only. The audit's session is the thread; a path is only a path."""
+
+    def state(thread: str, corpus: str) -> dict:
+        return {
+            "settings": {"corpus": corpus, "seed": 5},
+            "audit": [{"event": "search", "session": thread, "ms": 3}],
+            "_status": "done",
+        }
+
+    corpus = "/home/ci/runs5ci/data/musique/corpus.jsonl"
+    assert comparable(state("s5", corpus), "s5") == comparable(state("ref-s5", corpus), "ref-s5")
+    assert comparable(state("s5", corpus), "s5")["settings"]["corpus"] == corpus
+    other = comparable(state("s5", corpus.replace("runs5ci", "elsewhere")), "s5")
+    assert other != comparable(state("ref-s5", corpus), "ref-s5")  # what differs still differs
+    assert comparable(state("s6", corpus), "s5") != comparable(state("ref-s5", corpus), "ref-s5")  # another thread's
 
 
 @pytest.mark.slow

@@ -62,6 +62,7 @@ from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
 from saturate.graph.paths import eval_data
+from saturate.graph.workers import spawning_deaf
 from saturate.sources import open_sources, resolve_specs
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
@@ -302,7 +303,9 @@ def run_set(
     else:
         # spawn: fresh interpreters, no SQLite handle or thread inherited from this process
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_init_worker, initargs=args) as ex:
-            per_task = list(ex.map(_run_task, items))
+            with spawning_deaf():  # the workers start with Ctrl-C held: this process alone answers it
+                results = ex.map(_run_task, items)
+            per_task = list(results)
     single = summarize([r["single"] for r in per_task])
     out = {"set": name, "latency_ms": round(latency_s * 1000, 3), "single": single, "scenarios": {}}
     for scenario in specs:

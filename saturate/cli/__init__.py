@@ -27,7 +27,7 @@ import os
 import signal
 import sys
 
-from saturate.cli._early import interrupted_early  # first: a Ctrl-C while the rest loads
+from saturate import _interrupted_early  # the command's Ctrl-C while it loads (saturate/__init__.py)
 from saturate.cli.batch import cmd_batch
 from saturate.cli.bench import cmd_bench
 from saturate.cli.diagram import cmd_graph
@@ -112,7 +112,11 @@ def interrupted(args: argparse.Namespace) -> str:
 
 
 def saved_status(thread: str, args: argparse.Namespace) -> str | None:
-    """The session's status from its checkpoints; None when it has none (or they cannot be read)."""
+    """The session's status from its checkpoints: None when it has none, "unknown" when they cannot be read. A new
+    session (research, verify) interrupted while the session code was still loading never started: None, without
+    asking a library left half loaded (numpy cannot load twice; asking failed, and "unknown" said "checkpointed")."""
+    if args.command in ("research", "verify") and "saturate.graph.api" not in sys.modules:
+        return None
     try:
         from saturate import session_state  # loaded already: the session ran in this process
 
@@ -124,20 +128,25 @@ def saved_status(thread: str, args: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    script = signal.getsignal(signal.SIGINT) is interrupted_early  # the console script (saturate.cli._early)
-    if script:  # from here a Ctrl-C is handled by _run
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    code = _run(argv)
-    if script and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        # done: a Ctrl-C while Python shuts down is ignored — its handler would be Python's default again by then
-        # and end the process with -2 (SIGINT) although everything was done (a command that set its own handler for
-        # this moment, batch's "a second Ctrl-C stops at once", keeps it)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    return code
+    script = signal.getsignal(signal.SIGINT) is _interrupted_early  # the command itself (saturate/__init__.py)
+    args = build_parser().parse_args(argv)  # a Ctrl-C here, in the command: the early handler's line (nothing ran)
+    try:
+        if script:  # from here a Ctrl-C is a KeyboardInterrupt, said below as what it means
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _run(args)
+        if script and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            # done: a Ctrl-C while Python shuts down is ignored — its handler would be Python's default again by
+            # then and end the process with -2 (SIGINT) although everything was done (a command that set its own
+            # handler for this moment, batch's "a second Ctrl-C stops at once", keeps it)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return code
+    except KeyboardInterrupt:  # whenever it lands once the command runs: one line, 130
+        stop_at_next_interrupt()
+        say(interrupted(args), file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
-def _run(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+def _run(args: argparse.Namespace) -> int:
     try:
         use_database(getattr(args, "database_url", None))
         return COMMANDS[args.command](args)
@@ -148,10 +157,6 @@ def _run(argv: list[str] | None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's exit flush would raise again on the closed pipe
         return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        stop_at_next_interrupt()
-        say(interrupted(args), file=sys.stderr)
-        return EXIT_INTERRUPTED
     except Exception as exc:
         bad_input = output_path_problem(exc, args) or damaged_file_problem(exc, getattr(args, "home", None))
         if bad_input is not None:  # the user's to fix: a path named for output, a damaged file of theirs

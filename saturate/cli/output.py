@@ -139,7 +139,6 @@ def stop_at_next_interrupt() -> None:
     on disk is safe: checkpoints are committed and result lines flushed as they finish. A batch's worker processes
     are killed first (left alone they would wait forever for a parent that is gone); a session killed mid-step
     redoes that step when it is resumed."""
-    import multiprocessing
     import signal
     import threading
 
@@ -148,7 +147,8 @@ def stop_at_next_interrupt() -> None:
 
     def now(signum, frame) -> None:
         try:
-            for child in multiprocessing.active_children():
+            multiprocessing = sys.modules.get("multiprocessing")  # not loaded: no worker to kill
+            for child in multiprocessing.active_children() if multiprocessing else ():
                 child.kill()
             sys.stdout.flush()
             print("saturate: stopped at once (second Ctrl-C)", file=sys.stderr, flush=True)

@@ -14,14 +14,19 @@ from collections.abc import Callable
 from saturate.cli import batch, bench, monitor
 from saturate.cli.output import EXIT_BAD_INPUT
 from saturate.cli.settings import add_setting_flags
+from saturate.state.text import did_you_mean
 
 DESCRIPTION = "Research a task in search rounds until the results stop being new."
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors exit 2 with one line; ``add_later(parser)`` adds arguments when the parser is first used."""
+    """Usage errors exit 2 with one line (an unknown flag names the nearest one); ``add_later(parser)`` adds
+    arguments when the parser is first used. A flag is spelled whole: argparse's abbreviations are off, so
+    ``--max-round 3`` is refused naming ``--max-rounds`` instead of being taken for it (nor can a new flag make an
+    abbreviation that worked ambiguous)."""
 
     def __init__(self, *args, add_later: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self._add_later = add_later
 
@@ -38,8 +43,28 @@ class _Parser(argparse.ArgumentParser):
         self._add_deferred()
         return super().format_help()
 
+    def parse_args(self, args=None, namespace=None):  # argparse's, with the nearest flag to an unknown one
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = _chosen(self, namespace)
+            flags = [o for action in parser._actions for o in action.option_strings]  # argparse keeps no public list
+            unknown = next((a.partition("=")[0] for a in extras if a.startswith("--")), None)
+            hint = did_you_mean(unknown, flags, "{}") if unknown else ""
+            parser.error(f"unrecognized arguments: {' '.join(extras)}" + (f"; {hint}" if hint else ""))
+        return namespace
+
     def error(self, message: str):  # argparse's own usage errors: exit 2 with one line that says where help is
         self.exit(EXIT_BAD_INPUT, f"saturate: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _chosen(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's parser that ``namespace`` was parsed by: ``saturate research``'s for `saturate research …`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            sub = action.choices.get(getattr(namespace, action.dest, None) or "")
+            if sub is not None:
+                return _chosen(sub, namespace)
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
