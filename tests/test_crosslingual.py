@@ -20,8 +20,7 @@ DOCS = [
     {
         "id": "2",
         "title": "Berlin",
-        "text": "Berlin is the capital and largest city of Germany. It lies on the Spree. "
-        "The city has many parks.",
+        "text": "Berlin is the capital and largest city of Germany. It lies on the Spree. The city has many parks.",
     },
     {
         "id": "3",
