@@ -131,7 +131,7 @@ class Loaded:
 _LOCK = threading.Lock()
 _LOADED: dict[tuple[str, int, int], Loaded] = {}
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # every server still referenced (a replaced one until its calls end)
-_CLOSING = [False]
+_AT_EXIT = [False]  # _shutdown registered
 
 
 def model_path(spec: str) -> Path:
@@ -198,15 +198,20 @@ def load(settings: Settings) -> Loaded:
         loaded = Loaded(server, info, n_ctx, threads, params.api_keys[0])
         _LOADED[key] = loaded
         _LIVE.add(loaded)
-        if not _CLOSING[0]:
+        if not _AT_EXIT[0]:
             atexit.register(_shutdown)
-            _CLOSING[0] = True
+            _AT_EXIT[0] = True
         return loaded
+
+
+def loaded_of(model: Any) -> Loaded | None:
+    """The server a ``gguf:`` chat model runs on (its file, context, threads); None for any other model."""
+    return model._loaded if isinstance(model, ChatGGUF) else None
 
 
 def notes_of(model: Any) -> list[str]:
     """What a session should know of how a ``gguf:`` model's file runs (for its result's notes); none for others."""
-    loaded = model._loaded if isinstance(model, ChatGGUF) else None
+    loaded = loaded_of(model)
     if loaded is None or loaded.info.chat_template:
         return []
     return [f"gguf: {loaded.info.path.name} carries no chat template: llama.cpp's ChatML default is used"]
@@ -311,6 +316,8 @@ class ChatGGUF(BaseChatModel):
                 server.handle_chat_completions(body, on_chunk)
             except ValueError as exc:  # a request llama.cpp cannot serve: a schema it cannot turn into a grammar
                 raise GGUFCallError(400, " ".join(str(exc).split())) from None
+            except RuntimeError as exc:  # llama.cpp failed serving it: a server error, recorded by the caller
+                raise GGUFCallError(500, " ".join(str(exc).split())) from None
         if "raised" in said:
             raise said["raised"]
         if said.get("stopped") == "interrupted":

@@ -222,7 +222,7 @@ def test_a_research_session_with_the_gguf_model(home, smollm2, monkeypatch):
         thread_id="gguf",
         mode="fixed",
         fixed_rounds=1,
-        results_per_query=3,
+        results_per_query=2,
         **gguf_kw(smollm2),
     )
     seconds = time.monotonic() - t0
@@ -252,7 +252,7 @@ def test_a_false_claim_is_never_true_with_the_gguf_model(home, smollm2):
         thread_id="eiffel",
         max_rounds=1,
         verify_max_attempts=1,
-        results_per_query=3,
+        results_per_query=2,
         **gguf_kw(smollm2),
     )
     _check_records(session_state("eiffel")["records"], time.monotonic() - t0)
@@ -270,7 +270,7 @@ def test_a_multi_source_session_with_the_gguf_model(home, smollm2):
         breadcrumb_limit=1,
         entity_limit=1,
         max_rounds=1,
-        results_per_query=3,
+        results_per_query=2,
         source_ceilings={"local": 2, "wiki": 2},  # two queries a source: the loops' decisions queue on one model
         **gguf_kw(smollm2),
     )
@@ -292,7 +292,8 @@ def _cli(smollm2: Path, thread: str, *extra: str) -> list[str]:
 def test_the_cli_with_the_gguf_model(home, smollm2):
     """What the README shows: ``--model gguf:PATH``, JSON out, the model's calls counted in ``model_calls``."""
     out = subprocess.run(
-        [*_cli(smollm2, "cli"), "--mode", "fixed", "--fixed-rounds", "1", "--results-per-query", "3", "--json"],
+        [*_cli(smollm2, "cli"), "--mode", "fixed", "--fixed-rounds", "1", "--results-per-query", "2"]
+        + ["--novelty-method", "model", "--json"],
         capture_output=True,
         text=True,
         env=child_env(home),
@@ -303,6 +304,8 @@ def test_the_cli_with_the_gguf_model(home, smollm2):
     assert "Traceback" not in out.stderr
     got = json.loads(out.stdout)
     assert got["outcome"] == "answer" and got["answer"] and got["debug"]["model_calls"] > 0
+    by_node = [n for r in session_state("cli", home=home)["records"] for n in r.get("model_calls_by_node") or {}]
+    assert {"plan", "novelty"} <= set(by_node), by_node  # the novelty path (--novelty-method model) too
 
 
 @pytest.mark.slow
@@ -334,3 +337,58 @@ def test_ctrl_c_stops_a_gguf_session_within_seconds_and_says_what_it_saved(home,
     assert said and ("saturate resume stopped" in said[0] or "had finished" in said[0] or "nothing" in said[0]), err
     assert seconds < 15.0, f"{seconds:.1f} s from Ctrl-C to exit"
     print(f"\nCtrl-C to exit: {seconds:.1f} s ({said[0].strip()})", file=sys.stderr)
+
+
+def test_bench_real_model_with_a_bad_gguf_file_is_one_line_and_exit_2(home, tmp_path, capsys):
+    """`saturate bench real-model --model gguf:…` checks the file before any question runs (the run itself, both arms
+    on the same questions, is `saturate bench real-model --model gguf:smollm2 --limit 3`: docs/benchmarks.md)."""
+    from saturate.cli import main
+
+    missing = tmp_path / "missing.gguf"
+    assert main(["bench", "real-model", "--model", f"gguf:{missing}", "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"gguf: no file at {missing}" in err
+
+
+@pytest.mark.slow
+def test_the_brief_as_prose_by_the_gguf_model_is_judged_by_the_reader(smollm2):
+    """nodes/_brief_model.py with the real model: its prose is grounded, then each sentence judged by the reader
+    against the weakest sentence of the extractive brief; a reader that reads none as addressing the question keeps
+    the extractive brief, and the notes say why."""
+    from typing import Any
+
+    from saturate.nodes._brief_model import model_brief
+    from saturate.nodes._model import ModelUsage
+    from saturate.nodes.reading.reader import Read
+
+    class Unconvinced:  # reads every sentence as answering nothing
+        def __init__(self) -> None:
+            self.read_texts: list[str] = []
+
+        def read(self, question, cands):
+            self.read_texts += [c.text for c in cands]
+            return [Read(c, 0.0) for c in cands]
+
+    facts = [
+        ("Pride and Prejudice is an 1813 novel of manners by Jane Austen.", 1, 0.6),
+        ("The novel follows Elizabeth Bennet, the daughter of a country gentleman.", 2, 0.4),
+    ]
+    brief = [
+        {
+            "part": "summary",
+            "kind": "what",
+            "sentences": [
+                {"text": t, "sources": [n], "confirmed_by": [], "status": "single source", "p": p} for t, n, p in facts
+            ],
+        }
+    ]
+    texts = {n: f"Pride and Prejudice. {t}" for t, n, _ in facts}
+    model, _ = resolve_chat_model(settings_of(smollm2))
+    reader: Any = Unconvinced()
+    usage, notes = ModelUsage("decide"), []
+    got = model_brief(model, reader, "Who wrote the novel Pride and Prejudice?", brief, texts, usage, notes)
+    assert usage.calls == 1 and usage.tokens_out > 0  # the model wrote the prose
+    assert got == brief, got  # nothing the reader reads as addressing the question: the extractive brief stands
+    judged = any("the reader does not read as addressing the question dropped" in n for n in notes)
+    assert judged == bool(reader.read_texts), notes  # every grounded sentence was judged, and dropped
+    assert any("the extractive brief is shown" in n for n in notes), notes
