@@ -212,11 +212,12 @@ def run(args) -> int:
         print(json.dumps({**out, "runs": [asdict(r) for r in runs]}, indent=2))
         return 0
     cols = ("answer", "model_answer", "judged_out", "schema_valid", "fell_back", "calls", "seconds")
-    print(f"{'arm':<18}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
+    width = max([18, *(len(arm) + 2 for arm in table)])  # gguf:qwen2.5-coder-0.5b is 23 characters
+    print(f"{'arm':<{width}}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
     for arm, by_set in table.items():
         for name, s in by_set.items():
             cells = "".join(f"{'-' if s[c] is None else s[c]:>14}" for c in cols)
-            print(f"{arm:<18}{name:<10}{s['sessions']:>9}{cells}")
+            print(f"{arm:<{width}}{name:<10}{s['sessions']:>9}{cells}")
     if model_info:
         print(
             f"model: {settings.model} = {model_info['file']} ({model_info['name']}; context {model_info['n_ctx']:,}, "
