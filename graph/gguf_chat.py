@@ -3,7 +3,7 @@
 **Why a chat model over ``Server.handle_chat_completions`` and not xllamacpp's HTTP endpoint driven by the
 ``openai:`` path.** Both were tried (issue 45). Through HTTP, a call that is abandoned (its timeout, a Ctrl-C) is
 cancelled only when llama.cpp's server notices the closed connection, and a process that exits while one is in flight
-crashed (SIGSEGV, 1 exit in 2) or hung in the server's destructor; in-process, every call streams its reply to a
+crashed (SIGSEGV, 2 of 6 exits tried) or hung in the server's destructor; in-process, every call streams its reply to a
 callback that can stop it, so a call past ``model_timeout_s``, a Ctrl-C and the process's exit each stop the generation
 within one batch of prompt tokens (``BATCH_TOKENS``: llama.cpp reports its progress through the prompt to the same
 callback) and the server is closed idle. The rest is the same request: the OpenAI chat body with ``max_tokens`` and
