@@ -240,6 +240,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     usage = ModelUsage("decide")
     settings = settings_of(state, runtime.context)
     reader, reader_notes = trained_reader(settings) if reader_answers(state.get("chains") or []) else (None, [])
+    # the model's answer is judged by the reader whatever the question (a multi-hop one falls back to the rules)
+    judge = reader if reader is not None or runtime.context.chat_model is None else trained_reader(settings)[0]
     answered = answer_task(
         task,
         accepted,
@@ -251,6 +253,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         settings.reader_min_p,
         settings.reader_confident_p,
         multilingual_reader(runtime.context, settings, task),
+        judge,
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value

