@@ -8,7 +8,8 @@ cited and marked as the sources bear them out (the seeds' verification and trian
    sentences saying the same thing (``extractive.near_duplicate``) is left out, across parts too.
 3. In a part, what a thing is comes first (a source's opening sentence), then the rest, the most likely first.
 4. Each sentence is cited ``[n]`` and marked: **confirmed** when another accepted source (another page) holds it too
-   (``grounding.supported``: its words, names and numbers), with that source's number; **single source** when
+   (a sentence of it holds ``CONFIRM_SHARE`` of the sentence's words beyond the question's, and every name and
+   number it adds), with that source's number; **single source** when
    none does; **contradicted** when another source says nearly the same sentence with another number or year.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from saturate.nodes.reading.answer import _render, result_docs
 from saturate.nodes.reading.extractive import near_duplicate
-from saturate.nodes.reading.grounding import supported, vocabulary
+from saturate.nodes.reading.grounding import folded_terms, names_in
 from saturate.nodes.reading.question import split_sentences, stems
 from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.settings import BRIEF_MIN_P
@@ -30,6 +31,7 @@ MIN_PER_PART = 2
 SENTENCE_MAX_CHARS = 400
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
 SAME_CLAIM = 0.6  # share of stems two sentences share to say the same thing (a value aside)
+CONFIRM_SHARE = 0.7  # share of a sentence's own words (beyond the question's) another page's sentence must hold
 
 
 def per_part(parts: int) -> int:
@@ -50,7 +52,7 @@ def build_brief(
     if not results:
         return []
     docs = result_docs(results, pages)
-    vocab = [vocabulary([f"{t}. {x}"]) for t, x in docs]
+    sentences = [[folded_terms(f"{t}. {s}") for s in split_sentences(x or "")] for t, x in docs]
     sites = [r.get("url", "") or str(i) for i, r in enumerate(results)]  # a page is a source
     keep = list(on_topic) if on_topic is not None else [True] * len(results)
     read_parts: list[list[Read]] = []
@@ -91,13 +93,24 @@ def build_brief(
             {
                 "part": part.get("name", ""),
                 "kind": part.get("kind", "question"),
-                "sentences": [_marked(x, task, docs, vocab, sites) for x in picked],
+                "sentences": [_marked(x, task, docs, sentences, sites) for x in picked],
             }
         )
     return out
 
 
-def _marked(x: Read, task: str, docs: list[tuple[str, str]], vocab: list[frozenset[str]], sites: list[str]) -> dict:
+def confirms(sentence: str, task: str, other: list[frozenset[str]]) -> bool:
+    """Whether another page says the sentence too: one of its sentences (``other``: their folded terms) holds
+    ``CONFIRM_SHARE`` of the sentence's terms beyond the question's, and every name and number it adds."""
+    asked = folded_terms(task)
+    own = folded_terms(sentence) - asked
+    names = names_in(sentence) - asked
+    return bool(own) and any(len(own & t) >= CONFIRM_SHARE * len(own) and names <= t for t in other)
+
+
+def _marked(
+    x: Read, task: str, docs: list[tuple[str, str]], sentences: list[list[frozenset[str]]], sites: list[str]
+) -> dict:
     d = x.candidate.doc
     text = _render(x)
     if len(text) > SENTENCE_MAX_CHARS:
@@ -105,7 +118,7 @@ def _marked(x: Read, task: str, docs: list[tuple[str, str]], vocab: list[frozens
     confirmed = [
         j + 1
         for j in range(len(docs))
-        if j != d and sites[j] != sites[d] and supported(x.candidate.text, task, vocab[j])
+        if j != d and sites[j] != sites[d] and confirms(x.candidate.text, task, sentences[j])
     ]
     contradicted = _contradictions(x.candidate.text, d, docs, sites)
     status = "contradicted" if contradicted else "confirmed" if confirmed else "single source"

@@ -87,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="research over several sources at once, each saturated by its own loop (implied by --sources)",
     )
+    r.add_argument(
+        "--no-brief",
+        dest="setting_brief",
+        action="store_const",
+        const=False,
+        help="the answer without the brief under it (the setting `brief` false)",
+    )
     add_setting_flags(r)
 
     v = _session_parser(
@@ -238,13 +245,6 @@ def _session_parser(sub, name: str, help: str, arg: str, arg_help: str, json_hel
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help=json_help)
     out.add_argument("--quiet", action="store_true", help=quiet_help)
-    p.add_argument(
-        "--no-brief",
-        dest="setting_brief",
-        action="store_const",
-        const=False,
-        help="the answer without the brief under it (the setting `brief` false)",
-    )
     _add_progress_flags(p)
     return p
 
