@@ -31,6 +31,8 @@ from langgraph.runtime import Runtime
 from saturate.nodes._answer import trained_reader
 from saturate.nodes.reading.answer import confidence, read_results, reader_answers, result_docs
 from saturate.nodes.reading.reader import candidates
+from saturate.nodes.reading.brief import names_part, own_words
+from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.slots import complete, describe, result_texts, slot_asks
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
@@ -163,8 +165,8 @@ def covered_parts(
     state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
 ) -> list[dict] | None:
     """A question of several parts (``reading.parts``): each part marked covered once the trained reader finds a
-    sentence addressing it (``p`` at least ``brief_min_p``, as a brief's sentence) in the accepted results and this
-    round's; a part once covered stays so. None for a question of one part, or when the reader cannot run (rules, a
+    sentence addressing it and naming it (``reading.brief.names_part``) with ``p`` at least ``brief_min_p`` — a
+    sentence the brief would show for it — in the accepted results and this round's; a part once covered stays so. None for a question of one part, or when the reader cannot run (rules, a
     broken install: decide notes why)."""
     parts = state.get("parts") or []
     if len(parts) < 2 or all(p.get("covered") for p in parts):
@@ -176,9 +178,10 @@ def covered_parts(
     results = list(accepted.values()) + [r for r in cur.get("results", []) if r["url"] not in accepted]
     docs = result_docs(results, result_texts(runtime.context.source, results))
     out = []
-    for p in parts:
+    for p, own in zip(parts, own_words(parts)):
+        ask = reader_question(p)
         covered = bool(p.get("covered")) or any(
-            x.p >= settings.brief_min_p for x in reader.read(p["ask"], candidates(p["ask"], docs))
+            x.p >= settings.brief_min_p and names_part(x, own) for x in reader.read(ask, candidates(ask, docs))
         )
         out.append({**p, "covered": covered})
     return out

@@ -39,7 +39,12 @@ def test_each_side_is_searched_for_and_no_query_drifts_from_the_sides(home):
     state = session_state("parts")
     assert [p["name"] for p in state["parts"]] == ["nuclear power", "solar power"]
     queries = state["queries"]
-    assert queries[1:3] == ["nuclear power", "solar power"]  # round 1 is the question, then a part each
+    # round 1's results hold both pages, and the reader finds a sentence naming each side in them: both covered at
+    # once, so no round has to search for a side (a side not covered is searched in its own words: the test below)
+    assert state["records"][0]["parts"] == [
+        {"name": "nuclear power", "covered": True},
+        {"name": "solar power", "covered": True},
+    ]
     sides = ("nuclear", "solar")
     assert all(any(s in q.lower() for s in sides) for q in queries), queries  # every query names a side
     records = state["records"]
@@ -54,6 +59,18 @@ def test_each_side_is_searched_for_and_no_query_drifts_from_the_sides(home):
     for part, page in zip(brief, ("Nuclear power", "Solar power")):
         assert part["sentences"], part
         assert titles[part["sentences"][0]["sources"][0]] == page  # each side cited from its own page
+
+
+def test_a_side_not_covered_is_searched_for_in_its_own_words(home):
+    """Round 1 finds no page that names nuclear power: that side is not covered, so round 2 searches for it by its
+    own words (and never drifts from the sides)."""
+    docs = [d for d in DOCS if "uclear" not in d[1] and "uclear" not in d[0]]
+    source = LocalCorpus.from_records([{"id": str(i), "title": t, "text": x} for i, (t, x) in enumerate(docs)], "sun")
+    research(TASK, thread_id="side", source=source, seed=1, max_rounds=3, min_rounds=3)
+    state = session_state("side")
+    first, second = state["records"][:2]
+    assert first["parts"] == [{"name": "nuclear power", "covered": False}, {"name": "solar power", "covered": True}]
+    assert (second["query"], second["planner"]) == ("nuclear power", "part")
 
 
 def test_a_question_of_one_part_records_no_parts(home):

@@ -185,5 +185,5 @@ def test_the_calibration_is_fitted_on_held_out_questions_and_recorded_with_the_f
     assert fit_levels.main(["--pairs", str(pairs), "--model", str(model)]) == 0
     levels = json.loads((model / "levels.json").read_text())
     assert levels["fitted_on"]["questions"] == 31 and levels["fitted_on"]["positive_sentences"] == 31
-    assert levels["sentence"][0] > 0  # a higher score is a likelier answer
+    assert levels["sentence"]["weights"]["score"] > 0  # a higher score is a likelier answer
     assert Reader(model).levels == levels  # the sha256 file was written anew: the copy loads, checked

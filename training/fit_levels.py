@@ -6,8 +6,10 @@ Reads the calibration questions (``reader_pairs.py``: 10 % of the training quest
 with the exported int8 model as saturate runs it (``reading.reader.Reader``) and fits two logistic models (L2 1e-3,
 Newton's method, ``fit_reader.fit``):
 
-- **sentence**: ``p`` of a sentence from the model's score (Platt scaling): the share of such sentences that held a
-  gold answer;
+- **sentence**: ``p`` of a sentence from the model's score and the candidate's share of the question's words
+  (``overlap``): the share of such sentences that held a gold answer; it prints how often the best sentence holds
+  a gold answer ranked by the score alone and by ``p`` (the cross-encoder alone tended to prefer a generic sentence
+  of the right shape over the named subject's own);
 - **question**: ``confidence`` that the best-read sentence holds a gold answer, from ``answer.QUESTION_FEATURES``
   (the best sentence's ``p``, its margin over the next best, whether another source's read agrees with its answer
   span, the span's probability); the answer's three levels are thresholds on it, chosen on half A of the public sets
@@ -49,7 +51,8 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=0)
     args = p.parse_args(argv)
     levels_file = args.model / "levels.json"
-    levels_file.write_text(json.dumps({"sentence": [1.0, 0.0]}) + "\n")  # identity while fitting
+    identity = {"sentence": {"weights": {"score": 1.0, "overlap": 0.0}, "bias": 0.0}}
+    levels_file.write_text(json.dumps(identity) + "\n")  # while fitting
     reader = Reader(args.model, check_sha=False)
     rows = [json.loads(line) for line in (args.pairs / "calibration.jsonl").open(encoding="utf-8")]
     if args.limit:
@@ -62,17 +65,22 @@ def main(argv=None) -> int:
         cands = [Candidate(it["doc"], i, it["title"], it["text"], it["overlap"]) for i, it in enumerate(items)]
         reads = reader.read(row["question"], cands)
         for x, it in zip(reads, items):
-            scores.append(x.score)
+            scores.append((x.score, it["overlap"]))
             labels.append(it["label"])
         per_q.append((row, reads, items))
-    s, y = np.array(scores)[:, None], np.array(labels, dtype=np.float64)
+    s, y = np.array(scores), np.array(labels, dtype=np.float64)
     w, b = fit(s, y)
-    sentence = [round(float(w[0]), 6), round(b, 6)]
+    sentence = {"weights": {"score": round(float(w[0]), 6), "overlap": round(float(w[1]), 6)}, "bias": round(b, 6)}
     levels_file.write_text(json.dumps({"sentence": sentence}) + "\n")
     reader = Reader(args.model, check_sha=False)
+    top1 = {"score": 0, "p": 0}
+    for _row, reads, items in per_q:
+        for key, rank in (("score", lambda x: x.score), ("p", lambda x: reader.probability(x.score, x.candidate.overlap))):
+            top1[key] += int(items[max(range(len(reads)), key=lambda i: rank(reads[i]))]["label"])
+    print(f"best sentence holds a gold answer, of {len(per_q)} questions: {top1}", file=sys.stderr)
     xq, yq = [], []
     for _row, reads, items in per_q:
-        reads = [replace(x, p=reader.probability(x.score)) for x in reads]
+        reads = [replace(x, p=reader.probability(x.score, x.candidate.overlap)) for x in reads]
         ranked = sorted(range(len(reads)), key=lambda i: -reads[i].p)
         xq.append(question_features([reads[i] for i in ranked]))
         yq.append(float(items[ranked[0]]["label"]))
@@ -89,6 +97,7 @@ def main(argv=None) -> int:
             "sentences": int(len(y)),
             "positive_sentences": int(y.sum()),
             "questions_best_holds_answer": int(sum(yq)),
+            "best_holds_answer_by_score_alone": top1["score"],
         },
         "made_by": "training/fit_levels.py (docs/reader.md)",
     }

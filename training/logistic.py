@@ -14,7 +14,7 @@ def fit(x: np.ndarray, y: np.ndarray, iters: int = 50, l2: float = L2) -> tuple[
     a = np.hstack([x, np.ones((len(x), 1))])
     w = np.zeros(a.shape[1])
     reg = np.full(a.shape[1], l2 * len(x))
-    reg[-1] = 0.0
+    reg[-1] = 1e-9  # the bias: all but unpenalised (a tiny ridge keeps a one-class sample solvable)
     for _ in range(iters):
         p = 1 / (1 + np.exp(-(a @ w)))
         grad = a.T @ (p - y) + reg * w

@@ -43,6 +43,7 @@ from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.text import clip
 
 SUPPORT_SHARE = 0.5  # a further sentence needs p >= this share of the best one's
+SUPPORT_MIN_CHARS = 100  # a supporting sentence is cut to no less than this, or left out
 MIN_PART_CHARS = 60
 LIKELY_PREFIX = "The sources suggest (not confirmed):"
 SHORT_MIN_SPAN_P = 0.3  # a short answer only from a span the reader is this sure of
@@ -170,10 +171,16 @@ def compose(task: str, chosen: Sequence[Read], prefix: str = "", limit: int = AN
     def size() -> int:
         return len(head) + sum(len(t) + len(f" [{x.candidate.doc + 1}]") + 1 for x, t in parts)
 
-    for i in range(1, len(parts)):
+    i = 1
+    while i < len(parts):
         if size() > limit:
             x, t = parts[i]
-            parts[i] = (x, _cut(task, x, t, max(MIN_PART_CHARS, len(t) - (size() - limit))))
+            room = len(t) - (size() - limit)
+            if room < SUPPORT_MIN_CHARS:  # a stub of a sentence ("Photosynthetic organisms store the…") says nothing
+                parts.pop(i)
+                continue
+            parts[i] = (x, _cut(task, x, t, max(MIN_PART_CHARS, room)))
+        i += 1
     while len(parts) > 1 and size() > limit:
         parts.pop()
     if size() > limit:

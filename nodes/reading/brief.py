@@ -22,6 +22,7 @@ from typing import Any
 from saturate.nodes.reading.answer import _render, result_docs
 from saturate.nodes.reading.extractive import near_duplicate
 from saturate.nodes.reading.grounding import folded_terms, names_in
+from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.question import split_sentences, stems
 from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.settings import BRIEF_MIN_P
@@ -56,10 +57,17 @@ def build_brief(
     sites = [r.get("url", "") or str(i) for i, r in enumerate(results)]  # a page is a source
     keep = list(on_topic) if on_topic is not None else [True] * len(results)
     read_parts: list[list[Read]] = []
-    for part in parts:
-        ask = part.get("ask") or task
+    for part, own in zip(parts, own_words(parts)):
+        ask = reader_question(part) or task
         reads = reader.read(ask, candidates(ask, docs))
-        reads = [x for x in reads if x.p >= min_p and keep[x.candidate.doc]]
+        reads = [
+            x
+            for x in reads
+            if x.p >= min_p
+            and keep[x.candidate.doc]
+            and not elided(x.candidate.text)
+            and names_part(x, own)
+        ]
         read_parts.append(sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order)))
     quota = per_part(len(parts))
     chosen: list[list[Read]] = [[] for _ in parts]
@@ -97,6 +105,27 @@ def build_brief(
             }
         )
     return out
+
+
+def own_words(parts: Sequence[Mapping[str, str]]) -> list[frozenset[str]]:
+    """Each part's words that no other part's ``ask`` holds ("nuclear" of "nuclear power" beside "solar power"): a
+    sentence shown for a part names it (with its source's title), so one side's sentence never stands for the
+    other's. Empty for a question of one part, or a part with no word of its own."""
+    if len(parts) < 2:
+        return [frozenset()] * len(parts)
+    asks = [stems(str(p.get("ask") or "")) - stems("what is are the how why does do") for p in parts]
+    return [frozenset(a - set().union(*(b for j, b in enumerate(asks) if j != i))) for i, a in enumerate(asks)]
+
+
+def names_part(x: Read, own: frozenset[str]) -> bool:
+    """Whether a read sentence (with its source's title) holds a word of its part's own (``own_words``)."""
+    return not own or bool(own & stems(f"{x.candidate.title} {x.candidate.text}"))
+
+
+def elided(sentence: str) -> bool:
+    """A search snippet's fragment with text left out ("… store the converted… Biological process …"): not a
+    sentence to quote (the page's own sentence, when read, is)."""
+    return "…" in sentence or " ... " in sentence
 
 
 def confirms(sentence: str, task: str, other: list[frozenset[str]]) -> bool:

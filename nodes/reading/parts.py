@@ -135,6 +135,15 @@ def question_parts(question: str) -> list[dict[str, str]]:
     return [{"name": q, "ask": question.strip(), "kind": "question"}]
 
 
+def reader_question(part: Mapping[str, Any]) -> str:
+    """What the trained reader reads a part as: a question, as it was trained on ("What is nuclear power?" for the
+    side "nuclear power", "What are the causes of climate change?" for an aspect); ``ask`` stays the search words."""
+    ask = str(part.get("ask") or "").strip()
+    if not ask or ask.endswith("?"):
+        return ask
+    return f"What are the {ask}?" if part.get("kind") == "aspect" else f"What is {ask}?"
+
+
 def checked_parts(question: str, proposed: Sequence[Mapping[str, Any]]) -> list[dict[str, str]] | None:
     """A model's proposed parts, kept when there are 2 to ``MAX_PARTS`` and each shares a word with the question;
     None otherwise (the question's own parts then)."""

@@ -43,7 +43,7 @@ from saturate.state.settings import load_settings
 from saturate.views.brief import brief_text
 
 OPEN = Path(__file__).with_name("open_questions.jsonl")
-GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 WINDOW = 1500
 NUGGET_TARGET = 0.6
 BOTH_GOLD_TARGET = 0.9

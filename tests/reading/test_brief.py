@@ -4,6 +4,8 @@ and the marks); the shipped reader's brief of a real question is tested in tests
 
 from __future__ import annotations
 
+import re
+
 from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief
 from saturate.nodes.reading.reader import Read
 from saturate.views.brief import brief_text, mark
@@ -17,7 +19,8 @@ class GivenReader:
         self.scores = scores
 
     def read(self, question, cands):
-        about = question.split()[0].strip(":").lower()
+        # the reader reads a part as a question ("What is nuclear power?": parts.reader_question)
+        about = re.sub(r"^what (is|are) (the )?", "", question.lower()).split()[0].strip(":?")
         return [
             Read(c, next((p for w, p in self.scores.items() if w in c.text and about in c.text.lower()), 0.05))
             for c in cands
@@ -101,3 +104,24 @@ def test_an_opening_sentence_comes_first_in_its_part():
     reader = GivenReader({"Solar panels": 0.9, "Solar power is": 0.5})
     brief = build_brief(reader, "Compare nuclear and solar power", PARTS, RESULTS, {}, min_p=0.3)
     assert [s["text"] for s in brief[1]["sentences"]][0].startswith("Solar power is the conversion")  # what it is first
+
+
+def test_a_snippets_elided_fragment_is_never_a_brief_sentence():
+    from saturate.nodes.reading.brief import elided
+
+    assert elided("Photosynthetic organisms store the converted… Biological process to convert light.")
+    assert elided("The river ... flows into the sea.")
+    assert not elided("Photosynthesis converts light energy into chemical energy.")
+
+
+def test_a_sides_sentence_names_that_side_never_the_other():
+    """The reader scores "Solar power is …" as an answer to "What is nuclear power?" too: the part's own words
+    ("nuclear", which "solar power" does not hold) keep it out of the nuclear side, and snippet fragments out of all."""
+    reader = GivenReader({"is the": 0.9})
+    reader.read = lambda question, cands: [Read(c, 0.9 if "is the" in c.text else 0.05) for c in cands]
+    results = [*RESULTS, doc(5, "Nuclear power", "Nuclear power stores the… Energy from atoms.")]
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.0)
+    nuclear, solar = ([s["text"] for s in p["sentences"]] for p in brief)
+    assert nuclear and all("uclear" in t or "eactor" in t for t in nuclear), nuclear
+    assert solar and all("olar" in t for t in solar), solar
+    assert not any("…" in t for t in nuclear + solar)

@@ -111,3 +111,23 @@ def test_a_model_file_that_is_not_a_model_is_refused(copy):
         Reader(copy)
     with pytest.raises(ReaderUnavailable, match="cannot be loaded"):
         Reader(copy, check_sha=False)
+
+
+def test_a_sentences_score_does_not_depend_on_what_is_read_beside_it():
+    """The int8 model quantises activations per run: read alone, a pair scores the same in any company (a resumed
+    or replayed session reads what the first run read, whatever the cache held)."""
+    from saturate.nodes.reading.reader import Candidate, shipped_reader
+
+    reader = shipped_reader()
+    question = "Where does the Bubye River flow?"
+    target = Candidate(0, 0, "Bubye River", "The Bubye River is a tributary of the Limpopo River in Zimbabwe.", 0.5)
+    others = [
+        Candidate(1, i, "Meramec River", f"The Meramec River flows {w} into the Mississippi River near St. Louis.", 0.3)
+        for i, w in enumerate(("north", "east and then south", "slowly through six counties of the Ozarks"))
+    ]
+    reader.forget()
+    alone = reader.read(question, [target])[0].score
+    reader.forget()
+    with_others = reader.read(question, [*others, target])[-1].score
+    reader.forget()
+    assert alone == with_others
