@@ -30,9 +30,9 @@ from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
 from saturate.nodes.reading.answer import confidence, read_results, reader_answers, result_docs
-from saturate.nodes.reading.reader import candidates
 from saturate.nodes.reading.brief import names_part, own_words
 from saturate.nodes.reading.parts import reader_question
+from saturate.nodes.reading.reader import candidates
 from saturate.nodes.reading.slots import complete, describe, result_texts, slot_asks
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
@@ -166,8 +166,8 @@ def covered_parts(
 ) -> list[dict] | None:
     """A question of several parts (``reading.parts``): each part marked covered once the trained reader finds a
     sentence addressing it and naming it (``reading.brief.names_part``) with ``p`` at least ``brief_min_p`` — a
-    sentence the brief would show for it — in the accepted results and this round's; a part once covered stays so. None for a question of one part, or when the reader cannot run (rules, a
-    broken install: decide notes why)."""
+    sentence the brief would show for it — in the accepted results and this round's; a part once covered stays so.
+    None for a question of one part, or when the reader cannot run (rules, a broken install: decide notes why)."""
     parts = state.get("parts") or []
     if len(parts) < 2 or all(p.get("covered") for p in parts):
         return None

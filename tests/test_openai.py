@@ -346,7 +346,13 @@ def test_a_context_the_server_does_not_report_is_learned_from_its_refusal(home, 
     s = OllamaScript(models=["qwen-test"], api_key=KEY, n_ctx=1024, plan=[PLAN], compress=["- x"], decide=["x"])
     with OllamaServer(s) as server:
         result = research(
-            BUBYE, thread_id="ctx", source=musique_source, mode="fixed", fixed_rounds=3, **openai_kw(server)
+            BUBYE,
+            thread_id="ctx",
+            source=musique_source,
+            mode="fixed",
+            fixed_rounds=3,
+            brief=False,
+            **openai_kw(server),
         )
 
     def size(request: dict) -> int:

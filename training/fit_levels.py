@@ -75,7 +75,10 @@ def main(argv=None) -> int:
     reader = Reader(args.model, check_sha=False)
     top1 = {"score": 0, "p": 0}
     for _row, reads, items in per_q:
-        for key, rank in (("score", lambda x: x.score), ("p", lambda x: reader.probability(x.score, x.candidate.overlap))):
+        for key, rank in (
+            ("score", lambda x: x.score),
+            ("p", lambda x: reader.probability(x.score, x.candidate.overlap)),
+        ):
             top1[key] += int(items[max(range(len(reads)), key=lambda i: rank(reads[i]))]["label"])
     print(f"best sentence holds a gold answer, of {len(per_q)} questions: {top1}", file=sys.stderr)
     xq, yq = [], []

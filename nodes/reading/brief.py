@@ -63,10 +63,7 @@ def build_brief(
         reads = [
             x
             for x in reads
-            if x.p >= min_p
-            and keep[x.candidate.doc]
-            and not elided(x.candidate.text)
-            and names_part(x, own)
+            if x.p >= min_p and keep[x.candidate.doc] and not elided(x.candidate.text) and names_part(x, own)
         ]
         read_parts.append(sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order)))
     quota = per_part(len(parts))

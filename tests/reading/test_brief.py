@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief
-from saturate.nodes.reading.reader import Read
+from saturate.nodes.reading.reader import Read, Reader
 from saturate.views.brief import brief_text, mark
 
 
-class GivenReader:
+class GivenReader(Reader):
     """A reader whose ``p`` for a sentence is given (by words it holds) when the sentence holds the first word of the
     question it is read against (the part it is about); 0.05 for any other."""
 
@@ -117,8 +117,12 @@ def test_a_snippets_elided_fragment_is_never_a_brief_sentence():
 def test_a_sides_sentence_names_that_side_never_the_other():
     """The reader scores "Solar power is …" as an answer to "What is nuclear power?" too: the part's own words
     ("nuclear", which "solar power" does not hold) keep it out of the nuclear side, and snippet fragments out of all."""
-    reader = GivenReader({"is the": 0.9})
-    reader.read = lambda question, cands: [Read(c, 0.9 if "is the" in c.text else 0.05) for c in cands]
+
+    class AnyReader(GivenReader):  # scores a definition high whatever side it is read for
+        def read(self, question, cands):
+            return [Read(c, 0.9 if "is the" in c.text else 0.05) for c in cands]
+
+    reader = AnyReader({})
     results = [*RESULTS, doc(5, "Nuclear power", "Nuclear power stores the… Energy from atoms.")]
     brief = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.0)
     nuclear, solar = ([s["text"] for s in p["sentences"]] for p in brief)
