@@ -107,11 +107,19 @@ def build_brief(
 def own_words(parts: Sequence[Mapping[str, str]]) -> list[frozenset[str]]:
     """Each part's words that no other part's ``ask`` holds ("nuclear" of "nuclear power" beside "solar power"): a
     sentence shown for a part names it (with its source's title), so one side's sentence never stands for the
-    other's. Empty for a question of one part, or a part with no word of its own."""
+    other's. Only for the sides of a comparison, whose own words are names: an aspect's ("causes" of "causes of
+    climate change") are seldom in the sentences that give them — with them, the open questions' nugget recall fell
+    from 0.644 / 0.636 to 0.594 / 0.586 (A / B). Empty for a question of one part, or a part with no word of its
+    own."""
     if len(parts) < 2:
         return [frozenset()] * len(parts)
     asks = [stems(str(p.get("ask") or "")) - stems("what is are the how why does do") for p in parts]
-    return [frozenset(a - set().union(*(b for j, b in enumerate(asks) if j != i))) for i, a in enumerate(asks)]
+    return [
+        frozenset(a - set().union(*(b for j, b in enumerate(asks) if j != i)))
+        if p.get("kind") == "side"
+        else frozenset()
+        for i, (p, a) in enumerate(zip(parts, asks))
+    ]
 
 
 def names_part(x: Read, own: frozenset[str]) -> bool:
