@@ -158,6 +158,16 @@ _LOCAL: dict[tuple[str, str | None], tuple[Embeddings, str]] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
+def multilingual_reader() -> Embeddings | None:
+    """The multilingual model (USE multilingual v3), which reads a question not in English
+    (``reading.crosslingual``): loaded once per process, when such a question is answered; None when it cannot load
+    (the trained reader then reads the question)."""
+    try:
+        return _local(("use", None))[0]
+    except EmbeddingsUnavailable:
+        return None
+
+
 def _local(key: tuple[str, str | None]) -> tuple[Embeddings, str]:
     kind, where = key
     with _LOCAL_LOCK:

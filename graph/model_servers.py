@@ -37,7 +37,8 @@ class ModelUnavailable(BadInput):
 
 
 def protocol(spec: str | None) -> str:
-    """``ollama`` or ``openai``: the protocol a model spec (``ollama:<name>``, ``openai:<name>``) speaks."""
+    """``ollama``, ``openai`` or ``gguf``: the protocol a model spec (``ollama:<name>``, ``openai:<name>``,
+    ``gguf:<path>``: llama.cpp inside the process, graph/gguf_chat.py) speaks."""
     return (spec or "").split(":", 1)[0]
 
 

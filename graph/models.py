@@ -1,8 +1,9 @@
 """The chat model: ChatOllama or ChatOpenAI from settings, a start-up check, and what happens when it is unreachable.
 
 ``--model ollama:<name>`` / ``SATURATE_MODEL`` selects a local Ollama model, ``--model openai:<name>`` a model
-of an OpenAI-compatible server (LM Studio, llama-server, vLLM) at ``openai_base_url``; from Python any
-LangChain chat model can be passed instead (it is used as is). Where the servers are and what they hold:
+of an OpenAI-compatible server (LM Studio, llama-server, vLLM) at ``openai_base_url``, ``--model gguf:<path>`` a
+GGUF file run inside the process (graph/gguf_chat.py); from Python any LangChain chat model can be passed instead
+(it is used as is). Where the servers are and what they hold:
 graph/model_servers.py. Ollama's context window is set explicitly (``num_ctx``; its 2,048 default silently
 truncates prompts); an OpenAI-compatible server's reported context is kept in the model's metadata.
 
@@ -23,6 +24,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from saturate.graph import gguf_chat
 from saturate.graph.model_servers import (
     PROBE_TIMEOUT_S,
     ModelUnavailable,
@@ -95,6 +97,8 @@ def reply_bounds(total_s: float, max_bytes: int = MAX_REPLY_BYTES) -> dict:
 def make_chat_model(settings: Settings, context: int | None = None) -> Any:
     """The chat model of ``settings.model``; ``context``: the server's reported context (tokens), for an
     ``openai:`` model (``nodes._model.context_tokens`` reads it from the model's metadata to fit prompts)."""
+    if protocol(settings.model) == "gguf":
+        return gguf_chat.chat_model(settings)  # its context is the file's (at most num_ctx)
     if protocol(settings.model) == "openai":
         return _openai_chat_model(settings, context)
     # heavy: langchain_ollama (and its ollama client) is imported only when a model is configured
@@ -130,7 +134,10 @@ def _openai_chat_model(settings: Settings, context: int | None) -> Any:
 
 def probe(settings: Settings) -> int | None:
     """Check that the model's server answers and has the model; ModelUnavailable with what to do otherwise.
-    The context length (tokens) an OpenAI-compatible server reports for it, else None."""
+    The context length (tokens) an OpenAI-compatible server reports for it, else None. A ``gguf:`` file is checked
+    and loaded (once per process): its context is the one it runs with."""
+    if protocol(settings.model) == "gguf":
+        return gguf_chat.load(settings).n_ctx
     name = model_name(settings)
     if protocol(settings.model) == "openai":
         base = openai_base_url(settings)
@@ -151,4 +158,5 @@ def resolve_chat_model(settings: Settings, chat_model: Any = None) -> tuple[Any,
         if settings.on_model_error == "heuristic":
             return None, [f"model {settings.model} unavailable at start ({exc}); this session used the heuristic paths"]
         raise
-    return make_chat_model(settings, context), []
+    model = make_chat_model(settings, context)
+    return model, gguf_chat.notes_of(model)

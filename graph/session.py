@@ -29,8 +29,8 @@ from langgraph.types import Command
 
 from saturate.graph import storage
 from saturate.graph.build import build_graph
-from saturate.graph.build_multi import build_multi_graph
-from saturate.graph.embeddings import resolve_embeddings, retrieval_meaning
+from saturate.graph.embeddings import multilingual_reader, resolve_embeddings, retrieval_meaning
+from saturate.graph.gguf_chat import allow_generation, stop_generation
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir, writable
 from saturate.sources import make_source, open_sources
@@ -279,8 +279,15 @@ def graph_for(kind: str | None, checkpointer=None):
     key = "multi" if kind == "multi" else "question"
     base = _COMPILED.get(key)
     if base is None:
-        base = _COMPILED[key] = build_multi_graph() if key == "multi" else build_graph()
+        base = _COMPILED[key] = _build_multi_graph() if key == "multi" else build_graph()
     return base.copy(update={"checkpointer": checkpointer})
+
+
+def _build_multi_graph():
+    # heavy: the multi-source graph and its nodes, imported by the sessions that run or read one
+    from saturate.graph.build_multi import build_multi_graph
+
+    return build_multi_graph()
 
 
 def make_context(
@@ -316,6 +323,7 @@ def make_context(
         pages=storage.page_store(url, home),
         sources=by_name,
         embeddings=embeddings,
+        multilingual=multilingual_reader,
         notes=notes,
     )
 
@@ -393,7 +401,9 @@ def interrupt_between_steps() -> Iterator:
     of wherever the main thread happens to be: raised inside LangGraph's wait for its worker threads, it could leave
     a future's lock held, and the workers and the process then waited for each other forever (seen about once in
     fifty interrupts: `saturate research` or a script hung instead of stopping). The step under way finishes and is
-    checkpointed; a second Ctrl-C raises at once (a slow model call need not be waited for). Only in the main
+    checkpointed; a second Ctrl-C raises at once (a slow model call need not be waited for). A ``gguf:`` model's
+    generation in this process stops at the first (its call fails, noted, and the step's heuristic finishes it, so a
+    model-backed step ends within seconds), and model calls are refused until the session is left. Only in the main
     thread and only over Python's own handler: a notebook kernel, a server or an application with its own SIGINT
     handler keeps it. Yields the check the stream loop calls after each step."""
     asked: list[bool] = []
@@ -412,12 +422,15 @@ def interrupt_between_steps() -> Iterator:
         if asked:  # the second: now
             raise KeyboardInterrupt
         asked.append(True)
+        stop_generation()
 
     signal.signal(signal.SIGINT, on_sigint)
     try:
         yield stop_if_asked
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if asked:
+            allow_generation()
 
 
 def start(

@@ -20,6 +20,14 @@ sentence falls back to the reader's or the extractive answer — all noted — u
 reply over ``ANSWER_MAX_CHARS`` is cut at a sentence boundary, the citations
 after it kept and never split (noted).
 
+**Judged by the trained reader** (``judged_by_reader``, when the reader is on): grounding checks that the sources
+hold a sentence, not that it answers the question (issue 45: SmolLM2's grounded answers were used in 10 of 20
+sessions, mostly wrong). Each sentence that held is read by the reader, with the title of the source it cites, as
+the sources' own sentences are; it is kept only when its ``p`` (the probability that it answers) is at least the best
+source sentence's. None kept, the reader's answer stands (the rules' for a question the reader does not answer),
+noted; a reply saying ``NOT_ANSWERED`` stands only when the reader finds no answer either (its confidence below
+``reader_min_p``).
+
 **Without a model** (or when the model fails) the answer is extractive: ``reading.extractive``
 ranks the sentences of the accepted results by how well they answer the task (its
 module docstring lists the rules); ``reading.question`` reads what the task asks.
@@ -33,7 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
-from saturate.nodes.reading.answer import reader_answer
+from saturate.nodes.reading.answer import confidence, read_results, reader_answer
+from saturate.nodes.reading.crosslingual import crosslingual_answer, is_english
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
     EXCERPT_CHARS,
@@ -43,7 +52,7 @@ from saturate.nodes.reading.extractive import (
     extractive_answer,
 )
 from saturate.nodes.reading.grounding import supported, vocabulary
-from saturate.nodes.reading.reader import Reader, ReaderUnavailable, shipped_reader
+from saturate.nodes.reading.reader import Candidate, Reader, ReaderUnavailable, shipped_reader
 from saturate.nodes.reading.salience import on_topic_floor, relevance_weights
 from saturate.state.records import SourceRef
 from saturate.state.text import clip, scrub_urls
@@ -72,7 +81,9 @@ class Answered:
     sources: list[SourceRef]
     notes: list[str] = field(default_factory=list)
     answered: bool = True  # False: the answer says the sources do not answer the task
-    reader_p: float | None = None  # the reader's best sentence's probability (None: the reader did not answer)
+    reader_p: float | None = None  # the reader's confidence (None: the reader did not answer)
+    level: str = ""  # the reader's level: answered, likely, not found ("" when the reader did not answer)
+    short: str = ""  # the reader's short answer: the answer span of its best sentence, when sure of it
 
 
 def check_citations(answer: str, valid: set[int]) -> tuple[str, list[int]]:
@@ -228,6 +239,52 @@ def model_answer(task: str, refs: list[SourceRef], shown: Mapping[int, str], mod
     return answer
 
 
+def judged_by_reader(
+    judge: Reader,
+    task: str,
+    answer: str,
+    results: Sequence[Mapping[str, Any]],
+    pages: dict[str, str],
+    min_p: float,
+    notes: list[str],
+) -> str:
+    """The sentences of the model's (grounded, cited) ``answer`` the reader reads as answering ``task`` at least as
+    well as the best sentence of the sources; "" when none is (noted: the caller's reader or rules answer)."""
+    reads = read_results(judge, task, results, pages)
+    best = reads[0].p if reads else 0.0
+    if answer.startswith(NOT_ANSWERED):
+        found = confidence(judge, reads)
+        if found >= min_p:
+            notes.append(
+                f"model answer said the sources do not answer, but the reader reads them as answering (confidence "
+                f"{found:.3f} ≥ {min_p:g}): the model's answer was not used"
+            )
+            return ""
+        return answer
+    sentences = reply_sentences(answer)
+    titles = {i + 1: str(r.get("title", "")) for i, r in enumerate(results)}
+    cands = []
+    for i, sentence in enumerate(sentences):
+        cites = cited_numbers(sentence)
+        text = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", sentence)).strip()
+        cands.append(Candidate(cites[0] - 1 if cites else -1, i, titles.get(cites[0], "") if cites else "", text))
+    scored = judge.read(task, cands)
+    kept = [s for s, x in zip(sentences, scored) if x.p >= best]
+    if not kept:
+        top = max((x.p for x in scored), default=0.0)
+        notes.append(
+            f"model answer: the reader reads none of its sentences as answering as well as the best source sentence "
+            f"(p {top:.3f} < {best:.3f}): the model's answer was not used"
+        )
+        return ""
+    if len(kept) < len(sentences):
+        notes.append(
+            f"model answer: {len(sentences) - len(kept)} sentence(s) the reader reads as answering less well than "
+            f"the best source sentence (p < {best:.3f}) dropped"
+        )
+    return " ".join(kept)
+
+
 def answer_task(
     task: str,
     results: Sequence[Mapping[str, Any]],
@@ -237,10 +294,17 @@ def answer_task(
     verdict: bool | None = None,
     reader: Reader | None = None,
     min_p: float = 0.0,
+    confident_p: float = 0.0,
+    embeddings=None,
+    judge: Reader | None = None,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
     a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
-    extractive rules lead with; ``reader``: the trained reader (``reading.answer``), None for the rules."""
+    extractive rules lead with; ``reader``: the trained reader (``reading.answer``), None for the rules;
+    ``embeddings``: the session's embedding model, which reads a question not in English (``reading.crosslingual``);
+    ``judge``: the trained reader that judges the model's answer (``judged_by_reader``; ``reader`` when None), None
+    for no judgement."""
+    judge = judge if judge is not None else reader
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
     refs = source_refs(task, results, [])
@@ -249,14 +313,27 @@ def answer_task(
     if model is not None:
         try:
             answer = model_answer(task, refs, prompt_sources(results, pages, refs), model, usage, notes)
+            if answer and judge is not None and is_english(task):  # the reader reads English
+                answer = judged_by_reader(judge, task, answer, results, pages, min_p, notes)
             method = "model" if answer else method
         except Exception as exc:  # recorded; the extractive answer is used
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
-    reader_p = None
-    if not answer and reader is not None and verdict is None:
-        read = reader_answer(reader, task, results, pages, min_p)
-        answer, method = read.answer, "reader"
-        notes.append(f"reader: best sentence p={read.best_p:.3f} (not found below {min_p:g})")
+    reader_p, level, short = None, "", ""
+    if not answer and embeddings is not None and not is_english(task):
+        read = crosslingual_answer(embeddings, task, results, pages)
+        answer, method, level = read.answer, "reader", read.level
+        notes.append(
+            f"reader: the question is not in English, which the trained reader reads: the embedding model's best "
+            f"sentence (cosine {read.best_p:.3f}) is given as likely"
+        )
+        reader_p = read.best_p
+    elif not answer and reader is not None and verdict is None:
+        read = reader_answer(reader, task, results, pages, min_p, confident_p)
+        answer, method, level, short = read.answer, "reader", read.level, read.short
+        notes.append(
+            f"reader: {read.level}, confidence {read.best_p:.3f} (answered from {max(confident_p, min_p):g}, "
+            f"not found below {min_p:g})"
+        )
         reader_p = read.best_p
     if not answer:
         answer, _ = extractive_answer(task, results, pages, verdict)
@@ -267,7 +344,7 @@ def answer_task(
     cited = set(cited_numbers(answer))
     for ref in refs:
         ref.cited = ref.n in cited
-    return Answered(answer, method, refs, notes, answered=not answer.startswith(NOT_ANSWERED), reader_p=reader_p)
+    return Answered(answer, method, refs, notes, not answer.startswith(NOT_ANSWERED), reader_p, level, short)
 
 
 def trained_reader(settings) -> tuple[Reader | None, list[str]]:

@@ -12,13 +12,20 @@ session back for more search while attempts remain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import answer_task, trained_reader
+from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
 from saturate.nodes.reading.answer import reader_answers
+from saturate.nodes.reading.brief import build_brief
+from saturate.nodes.reading.crosslingual import is_english
+from saturate.nodes.reading.parts import question_parts
 from saturate.nodes.reading.slots import Reading, describe, fill_chains, result_texts, short_answer, yes_no
 from saturate.nodes.reading.stance import heuristic_stance
 from saturate.nodes.reading.tiers import load_tier_table, registrable_domain, tier_of
@@ -163,6 +170,52 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
     return {**update, "result": result.model_dump()}
 
 
+def question_brief(
+    state: ResearchState,
+    runtime: Runtime[Context],
+    settings: Settings,
+    accepted: Sequence[Mapping[str, Any]],
+    texts: dict[str, str],
+    answered,
+    usage: ModelUsage,
+) -> tuple[list[dict], list[str]]:
+    """(the brief, notes): the extractive brief by the trained reader (``reading.brief``), as prose by the chat model
+    when there is one (``_brief_model``); none with ``brief`` false, ``reader rules`` or a reader that cannot load
+    (noted)."""
+    if not settings.brief or not accepted:
+        return [], []
+    reader, notes = trained_reader(settings)
+    if reader is None:
+        return [], notes
+    parts = state.get("parts") or question_parts(state["task"])
+    on_topic = [bool(ref.on_topic) for ref in answered.sources]
+    brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p)
+    if runtime.context.chat_model is not None and brief:
+        numbered = {
+            i + 1: f"{r.get('title', '')}. {r.get('snippet', '')} {texts.get(r['url']) or ''}"
+            for i, r in enumerate(accepted)
+        }
+        brief = model_brief(runtime.context.chat_model, reader, state["task"], brief, numbered, usage, notes)
+    return brief, notes
+
+
+def shown_slots(chains: list, answered) -> list[dict]:
+    """The question's slots as the result shows them; none when the reader's answer stands for the question's one
+    slot, which no value filled ("an explanation": the answer explains, no slot line says "not found yet")."""
+    slots = describe(chains)
+    if answered.method == "reader" and answered.answered and len(slots) == 1 and not slots[0].get("value"):
+        return []
+    return slots
+
+
+def multilingual_reader(context: Context, settings: Settings, task: str):
+    """The model that reads a question not in English (``reading.crosslingual``), when the trained reader is on;
+    None for an English question."""
+    if settings.reader != "trained" or context.multilingual is None or is_english(task):
+        return None
+    return context.multilingual()
+
+
 def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     if state.get("kind") == "claim":
         return decide_claim(state, runtime)
@@ -187,11 +240,27 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     usage = ModelUsage("decide")
     settings = settings_of(state, runtime.context)
     reader, reader_notes = trained_reader(settings) if reader_answers(state.get("chains") or []) else (None, [])
+    # the model's answer is judged by the reader whatever the question (a multi-hop one falls back to the rules)
+    judge = reader if reader is not None or runtime.context.chat_model is None else trained_reader(settings)[0]
     answered = answer_task(
-        task, accepted, texts, runtime.context.chat_model, usage, verdict, reader, settings.reader_min_p
+        task,
+        accepted,
+        texts,
+        runtime.context.chat_model,
+        usage,
+        verdict,
+        reader,
+        settings.reader_min_p,
+        settings.reader_confident_p,
+        multilingual_reader(runtime.context, settings, task),
+        judge,
     )
+    if answered.method == "reader":
+        short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value
     if not answered.answered:
         short = ""
+    brief, brief_notes = question_brief(state, runtime, settings, accepted, texts, answered, usage)
+    reader_notes = list(dict.fromkeys(reader_notes + brief_notes))
     last = records[-1] if records else {}
     errors = [e for r in records for e in r.get("errors", [])]
     result = AgentResult(
@@ -199,6 +268,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         task=task,
         answer=answered.answer,
         short_answer=short,
+        brief=brief,
         sources=answered.sources,
         stop_reason=last.get("reason", ""),  # the gate's words: why it stopped (no "stop: stop:")
         rounds=len(records),
@@ -208,8 +278,9 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "answer": answered.method,
             "answered": answered.answered,
             "reader_p": answered.reader_p,
+            "reader_level": answered.level,
             "cited": [s.n for s in answered.sources if s.cited],
-            "slots": describe(chains),
+            "slots": shown_slots(chains, answered),
             "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
             "model_tokens": {
                 k: sum((r.get("model_tokens") or {}).get(k, 0) for r in records)

@@ -29,7 +29,10 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
-from saturate.nodes.reading.answer import read_results, reader_answers
+from saturate.nodes.reading.answer import confidence, read_results, reader_answers, result_docs
+from saturate.nodes.reading.brief import names_part, own_words
+from saturate.nodes.reading.parts import reader_question
+from saturate.nodes.reading.reader import candidates
 from saturate.nodes.reading.slots import complete, describe, result_texts, slot_asks
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
@@ -125,13 +128,14 @@ def filled_words(chains: Sequence[Mapping[str, Any]]) -> str:
 
 
 def reader_best(
-    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
+    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings, needed: bool = False
 ) -> dict | None:
-    """The trained reader's best answer over the accepted results and this round's: {"p", "sentence", "url"}; None for a
-    claim, with the reader's stop off (``reader_stop_p`` 1, the default), for a question the reader does not answer
-    (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader cannot
-    load (decide notes why)."""
-    if settings.reader_stop_p >= 1 or state.get("kind") == "claim":
+    """The trained reader's best answer over the accepted results and this round's: {"p" (its confidence that the
+    sentence answers, ``reading.answer.confidence``), "sentence", "url"}; None for a claim, with the reader's stop
+    off (``reader_stop_p`` 1, the default) unless ``needed`` (the slots' stop asks), for a question the reader does
+    not answer (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader
+    cannot load (decide notes why)."""
+    if (settings.reader_stop_p >= 1 and not needed) or state.get("kind") == "claim":
         return None  # the stop is off (the default: it costs a reading each round and gained nothing measured)
     if not reader_answers(cur.get("chains") or state.get("chains") or []):
         return None
@@ -146,7 +150,41 @@ def reader_best(
     if not reads:
         return None
     top = reads[0]
-    return {"p": round(top.p, 4), "sentence": top.candidate.text, "url": results[top.candidate.doc]["url"]}
+    conf = confidence(reader, reads)
+    return {"p": round(conf, 4), "sentence": top.candidate.text, "url": results[top.candidate.doc]["url"]}
+
+
+def values_read(chains: Sequence[Mapping[str, Any]], best: Mapping[str, Any]) -> bool:
+    """Whether every slot's value is in the reader's best sentence: for a question the reader answers, a value of
+    the slot filler's stops the loop only when it is what the reader reads as the answer."""
+    sentence = str(best.get("sentence") or "").lower()
+    return all(str(s.get("value") or "").lower() in sentence for c in chains for s in c.get("slots") or [])
+
+
+def covered_parts(
+    state: ResearchState, cur: RoundInProgress, runtime: Runtime[Context], settings: Settings
+) -> list[dict] | None:
+    """A question of several parts (``reading.parts``): each part marked covered once the trained reader finds a
+    sentence addressing it and naming it (``reading.brief.names_part``) with ``p`` at least ``brief_min_p`` — a
+    sentence the brief would show for it — in the accepted results and this round's; a part once covered stays so.
+    None for a question of one part, or when the reader cannot run (rules, a broken install: decide notes why)."""
+    parts = state.get("parts") or []
+    if len(parts) < 2 or all(p.get("covered") for p in parts):
+        return None
+    reader, _ = trained_reader(settings)
+    if reader is None:
+        return None
+    accepted = state.get("results") or {}
+    results = list(accepted.values()) + [r for r in cur.get("results", []) if r["url"] not in accepted]
+    docs = result_docs(results, result_texts(runtime.context.source, results))
+    out = []
+    for p, own in zip(parts, own_words(parts)):
+        ask = reader_question(p)
+        covered = bool(p.get("covered")) or any(
+            x.p >= settings.brief_min_p and names_part(x, own) for x in reader.read(ask, candidates(ask, docs))
+        )
+        out.append({**p, "covered": covered})
+    return out
 
 
 def stable_answer(before: dict | None, now: dict | None, stop_p: float) -> str | None:
@@ -169,7 +207,10 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
     chains = cur.get("chains") or state.get("chains") or []
     done = complete(chains)
     filled = filled_words(chains) if done else None
-    best = reader_best(state, cur, runtime, settings)
+    best = reader_best(state, cur, runtime, settings, needed=bool(filled))
+    if filled and best is not None and not values_read(chains, best):
+        filled = None  # a slot's value the reader's answer does not hold ends nothing (the question is the reader's)
+    parts = covered_parts(state, cur, runtime, settings)
     records = state.get("records") or []
     before = records[-1].get("reader") if records and rnd > 1 else None
     read = stable_answer(before, best, settings.reader_stop_p)
@@ -188,6 +229,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
         if kept:
             update["results"] = kept
             reason += f"; its {len(kept)} new result(s) kept (stop_round=keep)"
+    if parts is not None and (decision in ACCEPTED or settings.stop_round == "keep"):
+        update["parts"] = parts  # a part covered by results the session keeps
+    shown_parts = parts if parts is not None else state.get("parts") or []
     filled_now = cur.get("chains")  # the chains as this round's results filled them (assess_novelty)
     if filled_now and (decision in ACCEPTED or settings.stop_round == "keep"):
         update["chains"] = filled_now  # what this round's results filled stands with them
@@ -205,6 +249,9 @@ def gate(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "slots": describe(filled_now) if filled_now else [],
             "complete": done,
             "reader": best or {},
+            "parts": [{"name": p["name"], "covered": bool(p.get("covered"))} for p in shown_parts]
+            if len(shown_parts) > 1
+            else [],
         }
     ).model_dump()
     runtime.stream_writer(

@@ -30,6 +30,7 @@ from saturate.nodes._model import MAX_QUERY_CHARS, ModelUsage, Prompt, error_tex
 from saturate.nodes._plan import model_plan
 from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.grounding import query_grounded, vocabulary
+from saturate.nodes.reading.parts import part_results, question_parts
 from saturate.nodes.reading.salience import gap_query, result_text
 from saturate.nodes.reading.slots import slot_query
 from saturate.state.context import Context
@@ -86,6 +87,12 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                     fallbacks.append("model error: the question's syntax was parsed instead")
             chains = chains or parse_chains(task)
         update["chains"] = chains
+    parts = state.get("parts")
+    if parts is None and state.get("kind", "question") == "question":
+        parts = [{**p, "covered": False} for p in question_parts(task)]
+        update["parts"] = parts
+    parts = parts or []
+    open_parts = [p for p in parts if not p.get("covered")] if len(parts) > 1 else []
     earlier = list(state.get("queries") or [])
     seen = {q.strip().lower() for q in earlier}
     sent_back = list(state.get("review_queries") or [])  # a reviewer's note (nodes/review_answer.py) comes first
@@ -94,6 +101,9 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
         update["review_queries"] = sent_back[1:]
     elif rnd <= len(planned) and planned[rnd - 1].strip().lower() not in seen:
         query, planner = planned[rnd - 1], "planned" if planned != [task] else "task"
+    elif any(p["ask"].strip().lower() not in seen for p in open_parts):
+        # a question of several parts: each part not yet covered is searched for in its own words
+        query, planner = next(p["ask"] for p in open_parts if p["ask"].strip().lower() not in seen), "part"
     else:
         query, planner = slot_query(chains, earlier) or ("", "")
         if not query and model is not None:
@@ -115,6 +125,13 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
             except Exception as exc:  # model failure is data: recorded, heuristic path continues
                 errors.append(f"plan_query model: {error_text(exc)}")
                 fallbacks.append("model error: used gap terms")
+        if not query and len(parts) > 1:
+            # a gap query for a part (the first not covered, else the one searched least), its terms from the
+            # results about that part only: no drift to a subject no part names
+            focus = min(open_parts or parts, key=lambda p: sum(p["ask"].lower() in q.lower() for q in earlier))
+            about = part_results(focus, list((state.get("results") or {}).values()))
+            query, planner = gap_query(focus["ask"], about, earlier)
+            planner = f"part {planner}"
         if not query:
             query, planner = gap_query(task, list((state.get("results") or {}).values()), earlier)
     fallbacks += usage.notes  # a model reply cut before parsing, noted

@@ -120,11 +120,28 @@ class Cited(BaseModel):
     url: str
 
 
+class BriefSentence(BaseModel):
+    text: str
+    sources: list[int] = Field(default_factory=list, description="The [n] of the source it is taken from.")
+    confirmed_by: list[int] = Field(default_factory=list, description="Other sources that say it too.")
+    contradicted_by: list[int] = Field(default_factory=list, description="Other sources that give another value.")
+    status: str = Field("single source", description="confirmed, single source or contradicted")
+
+
+class BriefPart(BaseModel):
+    part: str = Field(description="The part of the question: a side of a comparison, causes, effects, how, ...")
+    kind: str = ""
+    sentences: list[BriefSentence] = Field(default_factory=list)
+
+
 class SessionOutput(BaseModel):
     thread_id: str
     outcome: Literal["answer", "no_results", "True", "False", "Invalid", "review"]
     answer: str = Field("", description="The answer citing its sources as [n]; for a claim, the verdict and why.")
     short_answer: str = ""
+    brief: list[BriefPart] = Field(
+        default_factory=list, description="For a question: the best sentences of the sources for each of its parts."
+    )
     sources: list[Cited] = Field(default_factory=list, description="The sources the answer's [n] refer to.")
     stop_reason: str = ""
     rounds: int = 0
@@ -174,6 +191,7 @@ def _output(result) -> SessionOutput:
         outcome=result.outcome,
         answer=result.answer,
         short_answer=result.short_answer,
+        brief=[BriefPart.model_validate(part) for part in getattr(result, "brief", None) or []],
         sources=[Cited(n=s.n, title=s.title, url=s.url) for s in result.sources],
         stop_reason=result.stop_reason,
         rounds=result.rounds,

@@ -13,6 +13,7 @@ into place with ``os.replace``: a crash mid-build never leaves a half index.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import html.parser
 import json
@@ -25,8 +26,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import quote
-
-from markdown_it import MarkdownIt
 
 from saturate.sources import vector_files
 from saturate.sources.vectors import VectorIndex, unit
@@ -420,8 +419,15 @@ def read_folder(path: Path, files: list[Path] | None = None) -> Iterator[dict]:
         yield {"id": f.relative_to(path).as_posix(), "title": title or f.stem, "text": text, "_where": str(f)}
 
 
-# CommonMark with GitHub's tables and strikethrough; the parser only (nothing is rendered to HTML)
-_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+@functools.cache
+def _markdown():
+    """CommonMark with GitHub's tables and strikethrough; the parser only (nothing is rendered to HTML)."""
+    # heavy: markdown-it-py, only for a corpus of .md files (a session on another corpus does not import it)
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
 # YAML front matter (Jekyll, Hugo, Obsidian): metadata, not text. markdown-it-py's front_matter plugin lives in
 # mdit-py-plugins, a dependency for one regular expression; the block is dropped here.
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
@@ -439,7 +445,7 @@ def markdown_text(source: str) -> tuple[str, str]:
     lines: list[str] = []
     row: list[str] | None = None  # the cells of the table row being read
     title, heading = "", ""
-    for tok in _MARKDOWN.parse(_FRONT_MATTER.sub("", source, count=1)):
+    for tok in _markdown().parse(_FRONT_MATTER.sub("", source, count=1)):
         kind = tok.type
         if kind == "heading_open":
             heading = tok.tag

@@ -125,6 +125,8 @@ class Context:
     pages: PageStore | None = None
     sources: dict[str, SearchSource] = field(default_factory=dict)  # multi-source sessions: by configured name
     embeddings: Any | None = None  # a LangChain Embeddings (rerank / novelty "embedding"), optional
+    # a question not in English is read by this model (reading.crosslingual): a function loading it on first use
+    multilingual: Callable[[], Any] | None = None
     # claims evaluated with annotated stances (the verify benchmark): url -> recorded stance, or None
     stance_oracle: Callable[[str], str | None] | None = None
     model_budget: ModelBudget | None = None  # multi-source sessions: created on first use (see budget())

@@ -78,6 +78,7 @@ class ResearchState(TypedDict, total=False):
         list[ChainDict]
     ]  # what the question asks: chains of slots with their current values (reading.chain, reading.slots)
     review_queries: list[str]  # queries a reviewer sent the session back with, asked before any other
+    parts: list[dict[str, Any]]  # the question's parts (reading.parts): {name, ask, kind, covered}; set in round 1
 
 
 def initial_state(task: str, settings: Settings, notes: tuple[str, ...] = (), kind: str = "question") -> ResearchState:

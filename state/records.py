@@ -72,6 +72,12 @@ class RoundRecord(BaseModel):
         default_factory=list,
         description="The question's slots after this round: slot, kind, subject, value, p, status, source.",
     )
+    parts: list[dict] = Field(
+        default_factory=list,
+        description="A question of several parts (reading.parts: the sides of a comparison, causes and effects, what "
+        "a thing is and how it works): each part's name and whether the reader found a sentence addressing it in the "
+        "results so far.",
+    )
     complete: bool = Field(
         default=False,
         description="Every slot filled, stable and its answer supported by its own page (the gate stops).",
@@ -117,6 +123,12 @@ class AgentResult(BaseModel):
         "the sources do not give it.",
     )
     proof: str = Field(default="", description="For a claim: a compact markdown proof citing only evidence hits.")
+    brief: list[dict] = Field(
+        default_factory=list,
+        description="For a question: the best sentences of the accepted sources for each part of the question "
+        "(each side of a comparison, causes and effects, what a thing is and how it works): [{part, kind, "
+        "sentences: [{text, sources, confirmed_by, contradicted_by, status, p}]}] (reading.brief).",
+    )
     sources: list[SourceRef] = Field(default_factory=list)
     stop_reason: str = ""
     rounds: int = 0

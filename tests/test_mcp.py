@@ -71,6 +71,9 @@ async def exercise(client: Client) -> None:
     assert out["thread_id"] == "m1" and out["outcome"] == "answer" and out["answer"] and out["sources"]
     assert out["stop_reason"] and 1 <= out["rounds"] <= 3
     assert {s["n"] for s in out["sources"]} and all(s["url"].startswith("http") for s in out["sources"])
+    assert "brief" in output_schema["properties"] and isinstance(out["brief"], list)  # the brief travels too
+    numbers = {s["n"] for s in out["sources"]}
+    assert all(set(x["sources"]) <= numbers for part in out["brief"] for x in part["sentences"])
     # one notification per round: its number of the cap, and the round's progress line
     assert [p[0] for p in notified] == list(range(1, out["rounds"] + 1)) and all(p[1] == 3 for p in notified)
     first_message = notified[0][2]

@@ -25,6 +25,9 @@ from saturate.state.settings import load_settings
 
 from conftest import BUBYE, DECOMPOSE, FILL, FILL_ROUND_ONE, PLAN
 
+# the wire and the replies' plumbing: the scripted answer is used as the plumbing leaves it, not judged by the reader
+pytestmark = pytest.mark.usefixtures("unjudged")
+
 KEY = "sk-local-test-0123456789abcdef"
 
 
@@ -343,7 +346,13 @@ def test_a_context_the_server_does_not_report_is_learned_from_its_refusal(home, 
     s = OllamaScript(models=["qwen-test"], api_key=KEY, n_ctx=1024, plan=[PLAN], compress=["- x"], decide=["x"])
     with OllamaServer(s) as server:
         result = research(
-            BUBYE, thread_id="ctx", source=musique_source, mode="fixed", fixed_rounds=3, **openai_kw(server)
+            BUBYE,
+            thread_id="ctx",
+            source=musique_source,
+            mode="fixed",
+            fixed_rounds=3,
+            brief=False,
+            **openai_kw(server),
         )
 
     def size(request: dict) -> int:

@@ -26,7 +26,11 @@ FIGURES = {
     "vector_search_p50_ms",
     "hybrid_session_ratio",
     "reader_added_ms",
+    "brief_added_ms",
+    "session_cpu_s",
+    "session_peak_rss_mb",
 }
+ADDED = {"reader_added_ms", "brief_added_ms"}  # differences of two medians: near 0, either sign, on a busy machine
 
 
 @pytest.mark.slow
@@ -41,7 +45,8 @@ def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == FIGURES == set(perf.FIGURE_KEYS)
     for key, fig in out.items():
-        assert isinstance(fig["value"], float) and math.isfinite(fig["value"]) and fig["value"] > 0, key
+        assert isinstance(fig["value"], float) and math.isfinite(fig["value"]), key
+        assert fig["value"] > 0 or key in ADDED, key
         assert isinstance(fig["unit"], str) and fig["unit"], key
         assert isinstance(fig["target"], str) and fig["target"].startswith(("<=", ">=")), key
         assert isinstance(fig["met"], bool), key
@@ -79,3 +84,31 @@ def test_the_graph_overhead_is_measured_inside_each_session_and_cannot_go_negati
     plain = build_graph().invoke(initial_state(task, settings), context=Context(source=musique_source))
     assert 0 < clock.seconds <= wall
     assert _strip(got["records"]) == _strip(plain["records"]) and got["result"]["answer"] == plain["result"]["answer"]
+
+
+def test_session_cpu_replays_the_top_level_imports_a_session_made():
+    """session_cpu_s's import share imports again what `-X importtime` saw a session import at the top of its import
+    stack, in order, each once, without any __main__ (it would run), skipping one that fails (it failed there too)."""
+    import subprocess
+    import sys
+
+    from saturate.bench.perf.session_cpu import import_replay_code, imported_modules
+
+    importtime = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:        10 |         10 |     encodings.aliases",
+            "import time:        20 |         30 |   encodings",
+            "import time:        40 |         70 | json",
+            "import time:         5 |          5 | saturate.cli.__main__",
+            "import time:         7 |          7 |   json.decoder",
+            "import time:         9 |         16 | no_such_module_at_all",
+            "import time:         1 |          1 | json",
+            "a line that is not an import time",
+        ]
+    )
+    modules = imported_modules(importtime)
+    assert modules == ["json", "no_such_module_at_all"]
+    code = import_replay_code(modules) + "\nimport sys\nprint('json' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"

@@ -309,7 +309,8 @@ def test_progress_prints_each_round_when_its_gate_decides(home, wiki_source):
     rounds = [line for line in lines if line.startswith("round ")]
     assert [int(line.split(":")[0].split()[1]) for line in rounds] == [1, 2, 3, 4][: len(rounds)] and len(rounds) >= 2
     assert "novelty" in rounds[0] and "→" in rounds[0] and "[local:wikipedia]" in rounds[0]
-    assert rounds[1].startswith("round 2: '") and "slots " in rounds[1]  # the query of a slot, the slots after
+    # the query of a slot or a part, and the slots or parts after it (this question has two parts)
+    assert rounds[1].startswith("round 2: '") and "parts " in rounds[1]
     # the line for round k is printed on the gate's custom event, before compress (or enrich) runs
     round_events = [i for i, (mode, what, _) in enumerate(progress.fed) if mode == "custom" and what == "round"]
     assert len(round_events) == len(rounds)

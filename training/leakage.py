@@ -2,7 +2,8 @@
 
 A question's key is its lower-cased text without punctuation and extra spaces; the keys of every question and claim
 under the evaluation data folder (``../shared/data``: ``question`` and ``claim`` fields of its JSONL files) are
-banned from training.
+banned from training, and so are the questions of the held-out public test splits given with ``--held-out``
+(WebQuestions ``test``/``devtest``, CuratedTREC ``curated-test``: the sets the reader is checked on).
 """
 
 from __future__ import annotations
@@ -34,3 +35,10 @@ def evaluation_questions(folder: Path) -> set[str]:
     if not keys:
         raise SystemExit(f"no evaluation questions under {folder}: the leakage check needs them")
     return keys
+
+
+def held_out_questions(paths: list[Path]) -> set[str]:
+    """The keys of the questions of held-out test files (any format ``questions.read_questions`` reads)."""
+    from questions import read_questions
+
+    return {key(q["question"]) for path in paths for q in read_questions(path)}

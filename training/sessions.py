@@ -2,12 +2,16 @@
 reader itself off, ``reader rules``: what it is trained on must not depend on it), and what each session accepted
 written out, so the reader learns on the text it will read.
 
-    python training/sessions.py --out webq-sessions.jsonl webq-trainmodel.json webq-val.json curated-train.tsv
+    python training/sessions.py --out sessions.jsonl webq-trainmodel.json webq-val.json curated-train.tsv \\
+        nq-open-dev.jsonl efficientqa-dev.jsonl efficientqa-test.jsonl
+    python training/sessions.py --search 10 --out trivia.jsonl OpenTriviaQA/categories
 
-Inputs are the training splits named in docs/reader.md (WebQuestions ``trainmodel``/``val`` JSON, CuratedTREC
-``curated-train.tsv`` whose answers are regular expressions). A question equal to one of the evaluation data
-(``--exclude``, lower-cased, punctuation dropped) is skipped and counted. One line per question:
-``{"question", "answers", "patterns", "docs": [{"title", "text"}]}``.
+Inputs are the training sources named in docs/reader.md, each in its own format (``questions.py``). ``--search K``
+runs one search of the question (K results: a session's first round) instead of a whole session — for the 50,000
+trivia questions, where a session each would take hours on 2 cores. A question equal to one of the evaluation data
+(``--exclude``) or of a held-out test split (``--held-out``) is skipped and counted. ``--shard I/N`` writes every
+N-th question from the I-th (to run N processes). One line per question: ``{"question", "answers", "patterns",
+"distractors", "set", "docs": [{"title", "text"}]}``.
 """
 
 from __future__ import annotations
@@ -27,19 +31,8 @@ from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
 
 sys.path.insert(0, str(Path(__file__).parent))
-from leakage import evaluation_questions, key  # noqa: E402
-
-
-def read_questions(path: Path) -> list[dict]:
-    """(question, answers, patterns) of a WebQuestions JSON file or a CuratedTREC TSV file."""
-    if path.suffix == ".tsv":
-        out = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            parts = line.split("\t")
-            if len(parts) >= 4:
-                out.append({"question": parts[2], "answers": [], "patterns": [parts[3]]})
-        return out
-    return [{"question": q["qText"], "answers": q["answers"], "patterns": []} for q in json.loads(path.read_text())]
+from leakage import evaluation_questions, held_out_questions, key  # noqa: E402
+from questions import read_questions  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -47,31 +40,51 @@ def main(argv=None) -> int:
     p.add_argument("inputs", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--exclude", type=Path, default=Path("../shared/data"), help="evaluation data: never trained on")
+    p.add_argument("--held-out", type=Path, nargs="*", default=[], help="held-out test splits: never trained on")
+    p.add_argument("--search", type=int, default=0, help="one search of K results instead of a session")
+    p.add_argument("--shard", default="0/1", help="I/N: every N-th question from the I-th")
+    p.add_argument("--limit", type=int, default=0, help="stop after writing this many questions")
     args = p.parse_args(argv)
-    banned = evaluation_questions(args.exclude)
+    shard, shards = (int(x) for x in args.shard.split("/"))
+    banned = evaluation_questions(args.exclude) | held_out_questions(args.held_out)
     settings = load_settings({}, env={})
     source = open_corpus(None, home_dir() / "index", settings)
     embeddings = resolve_embeddings(settings, home=home_dir())
     graph = build_graph()
-    skipped = written = 0
+    skipped = written = n = 0
+    seen: set[str] = set()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as out:
         for path in args.inputs:
             for i, q in enumerate(read_questions(path)):
-                if key(q["question"]) in banned:
+                k = key(q["question"])
+                if k in banned:
                     skipped += 1
                     continue
-                state = graph.invoke(
-                    initial_state(q["question"], load_settings({"seed": i, "reader": "rules"}, env={})),
-                    context=Context(source=source, embeddings=embeddings),
-                )
-                results = list((state.get("results") or {}).values())
+                if k in seen or not k:
+                    continue
+                seen.add(k)
+                n += 1
+                if n % shards != shard:
+                    continue
+                if args.search:
+                    results = [r.model_dump() for r in source.search(q["question"], args.search)]
+                else:
+                    state = graph.invoke(
+                        initial_state(q["question"], load_settings({"seed": i, "reader": "rules"}, env={})),
+                        context=Context(source=source, embeddings=embeddings),
+                    )
+                    results = list((state.get("results") or {}).values())
                 texts = result_texts(source, results)
                 docs = [
                     {"title": r.get("title", ""), "text": texts.get(r["url"]) or r.get("snippet", "")} for r in results
                 ]
                 out.write(json.dumps({**q, "docs": docs}) + "\n")
                 written += 1
+                if args.limit and written >= args.limit:
+                    break
+            if args.limit and written >= args.limit:
+                break
     print(f"{written} questions written, {skipped} skipped (equal to an evaluation question)", file=sys.stderr)
     return 0
 

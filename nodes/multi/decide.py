@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._answer import answer_task
+from saturate.nodes._answer import answer_task, trained_reader
 from saturate.nodes._budget import BudgetedUsage, session_budget
 from saturate.state.context import Context
 from saturate.state.multi_records import KeyActor, LoopSummary, MultiResult
@@ -90,7 +90,8 @@ def decide_multi(state: MultiState, runtime: Runtime[Context]) -> dict:
         }
         for e in merged
     ]
-    answered = answer_task(state["task"], results, {}, model, calls)
+    judge = trained_reader(settings)[0] if model is not None else None  # judges the model's answer
+    answered = answer_task(state["task"], results, {}, model, calls, judge=judge)
     safety = [{"kind": "budget", "source": None, "phase": "decide", "detail": t} for t in calls.trips]
     if calls.trips:
         notes.append(f"decide: model budget spent ({calls.trips[0]}); extractive answer")

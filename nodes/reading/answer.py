@@ -1,20 +1,33 @@
-"""The answer from the trained reader (``reading.reader``): its best sentences, cited, or an honest "not found".
+"""The answer from the trained reader (``reading.reader``): three honest levels, each cited.
 
 1. The sentences worth reading (``reader.candidates``) of the accepted results (snippet and enriched page or
-   corpus document) are read; each gets ``p``, the probability that it answers the question.
-2. **Not found**: when the best ``p`` is below ``min_p`` (chosen on half A of the public sets by
-   ``saturate bench reader``), the answer is ``NOT_ANSWERED`` and the titles of the closest sources.
-3. Otherwise the answer is the best sentence, then the next best ones (``p`` at least ``SUPPORT_SHARE`` of the best,
-   not near-duplicates), at most ``ANSWER_SENTENCES`` within ``ANSWER_MAX_CHARS``; each cited ``[n]``, prefixed
-   "Title: " when it does not name its source's subject.
+   corpus document) are read; each gets ``p``, the probability that it answers the question, and the span of it that
+   is the answer itself.
+2. A per-question model (``levels.json``'s ``question``, fitted on training questions held out of training) turns
+   the reads into ``confidence``, the probability that the best sentence answers: from the best ``p``, its margin
+   over the next best, whether another source's sentence agrees on its answer span, and the span's probability
+   (``QUESTION_FEATURES``). Its two thresholds are settings chosen on half A of the public sets (``saturate bench
+   reader``):
+
+   - **answered** (confidence ≥ ``confident_p``): the best sentence, then the next best ones (``p`` at least
+     ``SUPPORT_SHARE`` of the best, not near-duplicates), within ``ANSWER_MAX_CHARS``, each cited ``[n]``;
+   - **likely** (≥ ``min_p``): the same sentences after "The sources suggest (not confirmed):";
+   - **not found** (below): ``NOT_ANSWERED`` and the titles of the closest sources — only when nothing plausible
+     was read.
+
+3. Each sentence is shown so it reads alone: prefixed "Title: " when it does not name its source's subject or opens
+   with a pronoun ("Orange River: It is the longest river in South Africa."), cut to its clauses around the answer
+   span when too long (never the span cut away), one of two sentences saying the same thing left out.
+4. ``short``: the best sentence's answer span when the reader is confident of it (``span_p`` ≥ ``SHORT_MIN_SPAN_P``)
+   and the level is answered; else nothing.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
@@ -30,38 +43,97 @@ from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.text import clip
 
 SUPPORT_SHARE = 0.5  # a further sentence needs p >= this share of the best one's
+SUPPORT_MIN_CHARS = 100  # a supporting sentence is cut to no less than this, or left out
 MIN_PART_CHARS = 60
+LIKELY_PREFIX = "The sources suggest (not confirmed):"
+SHORT_MIN_SPAN_P = 0.3  # a short answer only from a span the reader is this sure of
+AGREE_TOP = 6  # reads among which another source's agreement with the best span is looked for
+QUESTION_FEATURES = ("best_p", "margin", "agree", "span_p")
+_PRONOUN = re.compile(r"^(?:it|its|he|his|she|her|they|their|them|this|these|those|there)\b", re.IGNORECASE)
+
+Level = Literal["answered", "likely", "not found"]
 
 
 @dataclass(frozen=True)
 class ReaderAnswer:
     answer: str
     cited: list[int]
-    best_p: float  # the best sentence's probability (0.0 when nothing was read)
-    answered: bool
+    best_p: float  # the per-question confidence (0.0 when nothing was read)
+    answered: bool  # answered or likely: a sentence is shown
+    level: Level = "not found"
+    short: str = ""
+    reads: list[Read] = field(default_factory=list)
 
 
 def reader_answers(chains: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the reader answers a question of these chains: one chain of one slot, no comparison. The reader was
-    trained on single questions (WebQuestions, CuratedTREC) and reads one sentence at a time; on multi-hop questions
-    and comparisons the extractive rules, which link a bridge sentence to the answer sentence, answered far more
-    often on half A and half B alike (docs/reader.md), so they keep those."""
+    trained on single questions and reads one sentence at a time; on multi-hop questions and comparisons the
+    extractive rules, which link a bridge sentence to the answer sentence, answered more often (docs/reader.md)."""
     return len(chains) <= 1 and all(len(c.get("slots") or []) <= 1 and not c.get("compare") for c in chains)
+
+
+def result_docs(results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[tuple[str, str]]:
+    return [
+        (r.get("title", ""), " ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t))
+        for r in results
+    ]
 
 
 def read_results(reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[Read]:
     """Every candidate sentence of ``results`` read, best first."""
-    docs = [
-        (r.get("title", ""), " ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t))
-        for r in results
-    ]
-    reads = reader.read(task, candidates(task, docs))
+    reads = reader.read(task, candidates(task, result_docs(results, pages)))
     return sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))
+
+
+def question_features(reads: Sequence[Read]) -> tuple[float, ...]:
+    """``QUESTION_FEATURES`` of a question's reads (best first)."""
+    if not reads:
+        return (0.0, 0.0, 0.0, 0.0)
+    best = reads[0]
+    margin = best.score - reads[1].score if len(reads) > 1 else 4.0
+    span = best.span_text.lower()
+    agree = bool(span) and any(
+        x.candidate.doc != best.candidate.doc and span in x.candidate.text.lower() for x in reads[1:AGREE_TOP]
+    )
+    return (best.p, round(min(max(margin, 0.0), 4.0), 4), float(agree), best.span_p)
+
+
+def confidence(reader: Reader, reads: Sequence[Read]) -> float:
+    """The probability that the best-read sentence answers (``levels.json``'s per-question model)."""
+    import math
+
+    if not reads:
+        return 0.0
+    spec = reader.levels.get("question") or {}
+    weights = spec.get("weights") or {}
+    z = float(spec.get("bias", 0.0)) + math.fsum(
+        float(weights.get(f, 0.0)) * x for f, x in zip(QUESTION_FEATURES, question_features(reads))
+    )
+    return round(1.0 / (1.0 + math.exp(-z)), 6)
 
 
 def _render(x: Read) -> str:
     c = x.candidate
-    return c.text if names_subject(c.title, c.text) else f"{title_subject(c.title)}: {c.text}"
+    if names_subject(c.title, c.text) and not _PRONOUN.match(c.text):
+        return c.text
+    return f"{title_subject(c.title)}: {c.text}" if title_subject(c.title) else c.text
+
+
+def _keep_words(task: str, x: Read) -> set[str]:
+    """The words a cut must keep: the answer span's first (the answer itself), then the task's."""
+    return set(stems(x.span_text)) | set(stems(task)) if x.span_text else set(stems(task))
+
+
+def _cut(task: str, x: Read, text: str, room: int) -> str:
+    """``text`` within ``room``, its clauses around the answer span kept: a cut that would lose the span keeps the
+    clauses holding the span's words only."""
+    out = cut_to_clauses(text, _keep_words(task, x), room) or clip(text, room)
+    span = x.span_text
+    if span and span.lower() in text.lower() and span.lower() not in out.lower():
+        alt = cut_to_clauses(text, set(stems(span)), room)
+        if alt and span.lower() in alt.lower():
+            return alt
+    return out
 
 
 def not_found(task: str, results: Sequence[Mapping[str, Any]]) -> str:
@@ -75,13 +147,11 @@ def not_found(task: str, results: Sequence[Mapping[str, Any]]) -> str:
     return clip(f"{NOT_ANSWERED} The closest are about {about}.", ANSWER_MAX_CHARS)
 
 
-def reader_answer(
-    reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], min_p: float
-) -> ReaderAnswer:
-    reads = read_results(reader, task, results, pages)
-    best = reads[0].p if reads else 0.0
-    if not reads or best < min_p:
-        return ReaderAnswer(not_found(task, results), [], best, False)
+def chosen_reads(reads: Sequence[Read]) -> list[Read]:
+    """The best read, then the next ones at least ``SUPPORT_SHARE`` of its ``p``, no near-duplicate of one chosen."""
+    if not reads:
+        return []
+    best = reads[0].p
     chosen = [reads[0]]
     for x in reads[1:]:
         if len(chosen) >= ANSWER_SENTENCES or x.p < SUPPORT_SHARE * best:
@@ -89,44 +159,88 @@ def reader_answer(
         if any(near_duplicate(stems(x.candidate.text), stems(c.candidate.text)) for c in chosen):
             continue
         chosen.append(x)
+    return chosen
+
+
+def compose(task: str, chosen: Sequence[Read], prefix: str = "", limit: int = ANSWER_MAX_CHARS) -> str:
+    """The chosen sentences as the answer, each cited, within ``limit`` (the prefix included): the supporting
+    sentences cut first, then left out, the last first; the lead cut around its answer span last."""
     parts = [(x, _render(x)) for x in chosen]
-    keep = set(stems(task))
+    head = f"{prefix} " if prefix else ""
 
     def size() -> int:
-        return sum(len(t) + len(f" [{x.candidate.doc + 1}]") + 1 for x, t in parts)
+        return len(head) + sum(len(t) + len(f" [{x.candidate.doc + 1}]") + 1 for x, t in parts)
 
-    for i in range(1, len(parts)):  # the supporting sentences are cut first, then left out, the last first
-        if size() > ANSWER_MAX_CHARS:
+    i = 1
+    while i < len(parts):
+        if size() > limit:
             x, t = parts[i]
-            parts[i] = (x, cut_to_clauses(t, keep, max(MIN_PART_CHARS, len(t) - (size() - ANSWER_MAX_CHARS))) or t)
-    while len(parts) > 1 and size() > ANSWER_MAX_CHARS:
+            room = len(t) - (size() - limit)
+            if room < SUPPORT_MIN_CHARS:  # a stub of a sentence ("Photosynthetic organisms store the…") says nothing
+                parts.pop(i)
+                continue
+            parts[i] = (x, _cut(task, x, t, max(MIN_PART_CHARS, room)))
+        i += 1
+    while len(parts) > 1 and size() > limit:
         parts.pop()
-    if size() > ANSWER_MAX_CHARS:
+    if size() > limit:
         x, t = parts[0]
-        room = ANSWER_MAX_CHARS - len(f" [{x.candidate.doc + 1}]") - 1
-        parts[0] = (x, cut_to_clauses(t, keep, room) or clip(t, room))
-    answer = " ".join(f"{t} [{x.candidate.doc + 1}]" for x, t in parts)
-    rules, _ = extractive_answer(task, results, pages)
-    if not rules.startswith(NOT_ANSWERED):
-        answer = _with_rules(parts[0][1], reads[0], rules)
+        room = limit - len(head) - len(f" [{x.candidate.doc + 1}]") - 1
+        parts[0] = (x, _cut(task, x, t, room))
+    return head + " ".join(f"{t} [{x.candidate.doc + 1}]" for x, t in parts)
+
+
+def reader_answer(
+    reader: Reader,
+    task: str,
+    results: Sequence[Mapping[str, Any]],
+    pages: dict[str, str],
+    min_p: float,
+    confident_p: float = 0.0,
+    with_rules: bool = True,
+) -> ReaderAnswer:
+    reads = read_results(reader, task, results, pages)
+    conf = confidence(reader, reads)
+    if not reads or conf < min_p:
+        return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
+    level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
+    chosen = chosen_reads(reads)
+    if level == "likely":
+        answer = compose(task, chosen, LIKELY_PREFIX)
+    else:
+        answer = compose(task, chosen)
+        if with_rules:
+            rules, _ = extractive_answer(task, results, pages)
+            if not rules.startswith(NOT_ANSWERED):
+                answer = _with_rules(answer, chosen[0], rules)
     cited = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
-    return ReaderAnswer(answer, cited, best, True)
+    best = reads[0]
+    short = best.span_text if level == "answered" and best.span_p >= SHORT_MIN_SPAN_P else ""
+    return ReaderAnswer(answer, cited, conf, True, level, short, reads)
 
 
-def _with_rules(lead_text: str, lead: Read, rules: str) -> str:
-    """The reader's best sentence, then the extractive rules' answer (their sentences, each with its citations) as
-    far as ``ANSWER_MAX_CHARS`` allows; the rules' answer alone when it already holds that sentence."""
-    if lead.candidate.text in rules:
+def _with_rules(lead: str, best: Read, rules: str) -> str:
+    """The reader's answer's first sentence, then the extractive rules' answer (their sentences, each with its
+    citations) as far as ``ANSWER_MAX_CHARS`` allows, a sentence the reader's already shows not twice; the rules'
+    answer alone when it already holds the reader's best sentence."""
+    if best.candidate.text in rules:
         return rules
-    out = f"{lead_text} [{lead.candidate.doc + 1}]"
+    first = _CITED_PART.match(lead)
+    out = first.group(0).strip() if first else lead
     if len(out) > ANSWER_MAX_CHARS:
-        room = ANSWER_MAX_CHARS - len(f" [{lead.candidate.doc + 1}]")
-        return f"{clip(lead_text, room)} [{lead.candidate.doc + 1}]"
+        return lead
+    shown = {" ".join(stems(_CITATIONS.sub("", out)))}
     for part in _CITED_PART.findall(rules):
-        if len(out) + 1 + len(part.strip()) > ANSWER_MAX_CHARS:
+        text = part.strip()
+        words = stems(_CITATIONS.sub("", text))
+        if any(near_duplicate(words, frozenset(s.split())) for s in shown):
+            continue
+        if len(out) + 1 + len(text) > ANSWER_MAX_CHARS:
             break
-        out = f"{out} {part.strip()}"
+        out = f"{out} {text}"
+        shown.add(" ".join(words))
     return out
 
 
 _CITED_PART = re.compile(r".+?\](?:\s*\[\d+\])*(?=\s|$)")
+_CITATIONS = re.compile(r"\s*\[\d+\]")

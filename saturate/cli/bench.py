@@ -1,4 +1,4 @@
-"""``saturate bench [research|perf|model|verify|multi|batch|natural|tune|retrieval|reader|real-model] ...``.
+"""``saturate bench [research|perf|model|verify|multi|batch|natural|tune|retrieval|reader|brief|real-model] ...``.
 
 Each kind is a module ``saturate.bench.<kind>`` with ``add_arguments(parser)`` and
 ``run(args)``; ``research`` is the default, so its flags are also those of ``bench`` itself.
@@ -23,7 +23,8 @@ KINDS = {
     "natural": "natural questions on the embedded corpus: the loop against one search",
     "tune": "the gate's defaults and the slot weights, chosen on half A, reported on A and B",
     "retrieval": "words against words and meaning: recall, answer-bearing sources, the fusion weight",
-    "reader": "the trained reader: its not-found threshold chosen on half A, reported on A and B; everyday questions",
+    "reader": "the trained reader: its two thresholds chosen on half A, reported on A and B; everyday questions",
+    "brief": "the brief: gold paragraphs of multi-hop questions and facts of open ones it holds, chosen on half A",
     "real-model": "the same public questions with no model and with a real model (--model), side by side",
 }
 SETTING_KINDS = (
@@ -32,13 +33,27 @@ SETTING_KINDS = (
     "tune",
     "retrieval",
     "reader",
+    "brief",
     "real-model",
 )  # kinds that take --<setting> VALUE for their sessions
 
 
 def bench_module(kind: str) -> ModuleType:
     # heavy: the benchmark modules import LangGraph; imported when `saturate bench` is parsed
-    from saturate.bench import batch, model, multi, natural, perf, reader, real_model, research, retrieval, tune, verify
+    from saturate.bench import (
+        batch,
+        brief,
+        model,
+        multi,
+        natural,
+        perf,
+        reader,
+        real_model,
+        research,
+        retrieval,
+        tune,
+        verify,
+    )
 
     modules = {
         "research": research,
@@ -51,6 +66,7 @@ def bench_module(kind: str) -> ModuleType:
         "tune": tune,
         "retrieval": retrieval,
         "reader": reader,
+        "brief": brief,
         "real-model": real_model,
     }
     return modules[kind]

@@ -12,6 +12,7 @@ import re
 import sys
 
 from saturate.state.text import printable
+from saturate.views.brief import brief_text
 from saturate.views.progress import short_query, slot_line
 
 EXIT_BAD_INPUT = 2
@@ -169,12 +170,16 @@ def print_json(data) -> None:
 
 
 def print_answer(result, thread: str, as_json: bool, quiet: bool) -> bool:
-    """The JSON result, or the answer (with ``--quiet`` followed by the sources it cites, so no ``[n]`` points
-    at nothing); True when the caller should print the details."""
+    """The JSON result, or the answer and its brief (with ``--quiet`` followed by the sources they cite, so no
+    ``[n]`` points at nothing); True when the caller should print the details."""
     if as_json:
         say(json.dumps({"thread": thread, **result.model_dump()}, ensure_ascii=False, indent=2))
         return False
     say(result.answer)
+    if getattr(result, "brief", None):
+        say("\nBrief:")
+        for line in brief_text(result.brief):
+            say(line)
     if quiet:
         for s in cited_sources(result):
             say(source_line(s))
@@ -191,7 +196,8 @@ def cited_sources(result) -> list:
     """The sources the answer cites, in the order it first cites them (the ``[n]`` in the answer), then any
     other source marked ``cited``."""
     by_n = {s.n: s for s in result.sources}
-    order = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", result.answer or ""))]
+    said = (result.answer or "") + " " + " ".join(brief_text(getattr(result, "brief", None) or []))
+    order = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", said))]
     cited = [by_n[n] for n in order if n in by_n]
     return cited + [s for s in result.sources if getattr(s, "cited", None) and s.n not in order]
 
@@ -222,8 +228,8 @@ def print_sources(result, thread: str, line=None) -> None:
 
 
 def print_result(result, thread: str, as_json: bool, quiet: bool) -> None:
-    """A single-source result: the answer, its sources (cited first, then the on-topic ones), notes and errors,
-    why it stopped."""
+    """A single-source result: the answer and its brief, its sources (cited first, then the on-topic ones), notes
+    and errors, why it stopped."""
     if not print_answer(result, thread, as_json, quiet):
         return
     print_sources(result, thread)

@@ -87,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="research over several sources at once, each saturated by its own loop (implied by --sources)",
     )
+    r.add_argument(
+        "--no-brief",
+        dest="setting_brief",
+        action="store_const",
+        const=False,
+        help="the answer without the brief under it (the setting `brief` false)",
+    )
     add_setting_flags(r)
 
     v = _session_parser(

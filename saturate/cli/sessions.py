@@ -14,6 +14,7 @@ from saturate.cli.output import print_json, round_block, say
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings
 from saturate.state.text import printable
+from saturate.views.brief import brief_text
 from saturate.views.progress import slot_line
 
 
@@ -46,6 +47,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         say(f"\nanswer: {state['result']['answer']}")
         if state["result"].get("short_answer"):
             say(f"short answer: {state['result']['short_answer']}")
+        if state["result"].get("brief"):
+            say("brief:")
+            for line in brief_text(state["result"]["brief"]):
+                say(f"  {line}")
         for slot in (state["result"].get("debug") or {}).get("slots") or []:
             say(f"  slot {slot_line(slot)}")
         for s in state["result"]["sources"]:

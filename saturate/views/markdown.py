@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from saturate.state.text import printable
+from saturate.views.brief import NOTHING, mark
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 _CITATION = re.compile(r"\[(\d{1,3})\]")
@@ -86,6 +87,19 @@ def _answer_lines(view: dict) -> list[str]:
     lines = [f"**Answer** ({text(result.get('outcome', 'answer'))}): {cited(result.get('answer', ''), _sources(view))}"]
     if result.get("short_answer"):
         lines += ["", f"**Short answer**: {text(result['short_answer'])}"]
+    if result.get("brief"):
+        lines += ["", "## Brief", ""]
+        several = len(result["brief"]) > 1
+        for part in result["brief"]:
+            if several:
+                lines += [f"**{text(str(part.get('part', '')))}**", ""]
+            if not part.get("sentences"):
+                lines.append(f"- {text(NOTHING)}")
+            for s in part.get("sentences") or []:
+                cites = "".join(f"[{int(n)}]" for n in s.get("sources") or [])
+                said = cited(str(s.get("text", "")) + " " + cites, _sources(view))
+                lines.append(f"- {said} {text(mark(s))}")
+            lines.append("")
     return lines + [""]
 
 

@@ -100,7 +100,9 @@ def round_parts(ev: dict, task: str = "") -> list[tuple[str, str]]:
         reason = ev.get("reason") or ""
         said = next((w for w in (ANSWERED, FAILED) if reason.startswith(w)), ENDING[decision])
         parts.append((f": {said}", ""))
-    if ev.get("slots"):
+    if ev.get("parts"):
+        parts.append((f"  {parts_text(ev['parts'])}", "cyan"))
+    elif ev.get("slots"):
         parts.append((f"  {slots_text(ev['slots'])}", "cyan"))
     if decision == "epsilon_pass" and ev.get("epsilon_draw") is not None:
         parts.append((f" (ε draw {ev['epsilon_draw']:.3f})", "yellow"))
@@ -132,6 +134,14 @@ def slot_marks(slot: dict, page: str = "own page") -> list[str]:
         ("not of the kind asked", (slot.get("fits") or 0) < 0),
     )
     return [m for m, on in marks if on]
+
+
+def parts_text(parts: list[dict]) -> str:
+    """A question's parts after a round, as the progress line shows them: ``parts 1/2: nuclear power ✓ · solar
+    power ?`` (a part is covered once the reader found a sentence addressing it)."""
+    covered = sum(1 for p in parts if p.get("covered"))
+    shown = [f"{p.get('name', '')} {'✓' if p.get('covered') else '?'}" for p in parts]
+    return printable(f"parts {covered}/{len(parts)}: " + " · ".join(shown), newlines=False)
 
 
 def slots_text(slots: list[dict]) -> str:

@@ -39,6 +39,7 @@ from saturate.views.report_multi import multi_view, render_multi_html
 from saturate.views.report_parts import (
     Bar,
     bars_svg,
+    brief_html,
     cards_html,
     cite_links,
     cited_numbers,
@@ -415,8 +416,8 @@ def render_html(view: dict) -> str:
         return render_multi_html(view)
     parts = [
         *_header_html(view),
+        *_result_html(view),  # the answer and its brief first: what the reader came for
         *_cards_html(view),
-        *_result_html(view),  # result first: what the reader came for
         *_timeline_html(view),
         *_sources_html(view),
         *_enrichment_html(view),
@@ -504,6 +505,8 @@ def _result_html(view: dict) -> list[str]:
     add = parts.append
     if result:
         add(f'<div class="answer">{cite_links(result.get("answer", ""))}</div>')
+        if result.get("brief"):
+            add(brief_html(result["brief"]))
         if result.get("proof"):  # a verified claim
             proof = cite_links(result["proof"])
             add(f'<details open><summary>proof</summary><div class="panel knowledge">{proof}</div></details>')

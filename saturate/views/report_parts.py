@@ -74,6 +74,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 details { margin-top: 4px; } summary { cursor: pointer; color: var(--accent); font-size: 13px; }
 code, .mono { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
 a { color: var(--accent); text-decoration: none; } a:hover { text-decoration: underline; }
+.brief h3 { margin: 14px 0 4px; font-size: 15px; } .brief h4 { margin: 8px 0 2px; font-size: 14px; }
+.brief li { margin: 3px 0; line-height: 1.5; } .brief .mark { color: #666; font-size: 13px; }
 .answer { font-size: 16px; line-height: 1.6; background: #fff; border: 1px solid var(--line);
   border-left: 4px solid var(--accent);
   border-radius: 10px; padding: 14px 18px; }
@@ -371,4 +373,27 @@ def bars_svg(
         )
     out.append(f'<line x1="{left}" y1="{y(0):.1f}" x2="{CHART_WIDTH - right}" y2="{y(0):.1f}" stroke="#9ca3af"/>')
     out.append("</svg>")
+    return "".join(out)
+
+
+def brief_html(brief: list[dict]) -> str:
+    """The brief (``reading.brief``): a heading per part when there are several, each sentence with its citation
+    (linked to the source) and how the sources bear it out."""
+    from saturate.views.brief import NOTHING, mark
+
+    out = ['<div class="brief" id="brief"><h3>Brief</h3>']
+    several = len(brief) > 1
+    for part in brief:
+        if several:
+            out.append(f"<h4>{html.escape(str(part.get('part', '')))}</h4>")
+        out.append("<ul>")
+        if not part.get("sentences"):
+            out.append(f'<li class="note">{html.escape(NOTHING)}</li>')
+        for s in part.get("sentences") or []:
+            cite = "".join(f"[{int(n)}]" for n in s.get("sources") or [])
+            status = html.escape(str(s.get("status", "")).replace(" ", "-"))
+            said = cite_links(str(s.get("text", "")) + " " + cite)
+            out.append(f'<li class="{status}">{said} <span class="mark">{html.escape(mark(s))}</span></li>')
+        out.append("</ul>")
+    out.append("</div>")
     return "".join(out)

@@ -1,11 +1,12 @@
-"""``reading.answer``: the trained reader's answer — the sentences that answer, cited; or an honest "not found"."""
+"""``reading.answer``: the trained reader's answer at three honest levels — answered (cited), likely (marked not
+confirmed), not found — and its short answer, a span of the sentence it chose."""
 
 from __future__ import annotations
 
-from saturate.nodes.reading.answer import reader_answer
+from saturate.nodes.reading.answer import LIKELY_PREFIX, confidence, read_results, reader_answer
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
 from saturate.nodes.reading.reader import shipped_reader
-from saturate.state.settings import READER_MIN_P
+from saturate.state.settings import READER_CONFIDENT_P, READER_MIN_P
 
 from bubye_docs import BRIDGE, doc
 
@@ -21,27 +22,38 @@ RESULTS = [
 ]
 
 
-def test_the_answer_is_the_sentence_that_answers_cited_with_its_source():
-    read = reader_answer(shipped_reader(), MONA, RESULTS, {}, READER_MIN_P)
-    assert read.answered and read.best_p >= READER_MIN_P
-    assert read.answer.startswith("The Mona Lisa is a half-length portrait painting by Italian artist Leonardo")
-    assert "[2]" in read.answer and read.cited[0] == 2 and 1 not in read.cited[:1]
+def test_the_answer_is_the_sentence_that_answers_cited_with_its_source_and_its_span_is_the_short_answer():
+    read = reader_answer(shipped_reader(), MONA, RESULTS, {}, READER_MIN_P, READER_CONFIDENT_P)
+    assert read.answered and read.level in ("answered", "likely")
+    assert "The Mona Lisa is a half-length portrait painting by Italian artist Leonardo" in read.answer
+    assert "[2]" in read.answer and read.cited[0] == 2
     assert len(read.answer) <= ANSWER_MAX_CHARS
+    if read.level == "answered":
+        assert "Leonardo" in read.short
+    else:
+        assert read.answer.startswith(LIKELY_PREFIX) and read.short == ""  # no short answer unless answered
 
 
 def test_sources_that_do_not_answer_give_not_found_with_the_closest_titles():
-    read = reader_answer(shipped_reader(), MONA, BRIDGE, {}, READER_MIN_P)
-    assert not read.answered and read.answer.startswith(NOT_ANSWERED) and read.cited == []
-    assert "The closest are about" in read.answer
+    reads = read_results(shipped_reader(), MONA, BRIDGE, {})
+    assert confidence(shipped_reader(), reads) < confidence(
+        shipped_reader(), read_results(shipped_reader(), MONA, RESULTS, {})
+    )
+    read = reader_answer(shipped_reader(), MONA, BRIDGE, {}, 1.0)
+    assert not read.answered and read.level == "not found" and read.answer.startswith(NOT_ANSWERED)
+    assert "The closest are about" in read.answer and read.cited == [] and read.short == ""
     nothing = reader_answer(shipped_reader(), MONA, [], {}, READER_MIN_P)
     assert nothing.answer == NOT_ANSWERED and nothing.best_p == 0.0
 
 
-def test_the_threshold_decides_between_an_answer_and_not_found():
-    high = reader_answer(shipped_reader(), MONA, RESULTS, {}, 1.0)
-    assert not high.answered  # no sentence is that sure
-    low = reader_answer(shipped_reader(), MONA, BRIDGE, {}, 0.0)
-    assert low.answered and low.answer.endswith("]")  # the best sentence, however weak, when nothing is refused
+def test_the_thresholds_decide_the_level():
+    sure = reader_answer(shipped_reader(), MONA, RESULTS, {}, 0.0, 0.0)
+    assert sure.level == "answered" and not sure.answer.startswith(LIKELY_PREFIX)
+    likely = reader_answer(shipped_reader(), MONA, RESULTS, {}, 0.0, 1.0)
+    assert likely.level == "likely" and likely.answered and likely.answer.startswith(LIKELY_PREFIX)
+    assert likely.answer.endswith("]") and len(likely.answer) <= ANSWER_MAX_CHARS
+    none = reader_answer(shipped_reader(), MONA, RESULTS, {}, 1.0, 1.0)
+    assert none.level == "not found"  # nothing is that sure
 
 
 def test_the_page_text_is_read_beyond_the_snippet_and_long_answers_are_cut():
@@ -61,16 +73,3 @@ def test_the_reader_answers_single_questions_and_leaves_multi_hop_and_comparison
     )
     assert not reader_answers(parse_chains("Who was born first, Mark Twain or Charles Dickens?"))
     assert not reader_answers(parse_chains("Are Oliver Stone and Wes Anderson both directors?"))
-
-
-def test_the_rules_answer_follows_the_readers_best_sentence_within_the_limit():
-    from saturate.nodes.reading.answer import _with_rules
-    from saturate.nodes.reading.reader import Candidate, Read
-
-    lead = Read(Candidate(1, 0, "Mona Lisa", "The Mona Lisa is a painting by Leonardo da Vinci."), 0.3)
-    rules = "The Louvre is a museum in Paris. [1] It holds the Mona Lisa. [1] " + "Paris is big. [3] " * 30
-    out = _with_rules(lead.candidate.text, lead, rules.strip())
-    assert out.startswith("The Mona Lisa is a painting by Leonardo da Vinci. [2] The Louvre is a museum in Paris. [1]")
-    assert len(out) <= ANSWER_MAX_CHARS and out.endswith("]")
-    held = "The Mona Lisa is a painting by Leonardo da Vinci. [2] It hangs in the Louvre. [1]"
-    assert _with_rules(lead.candidate.text, lead, held) == held  # the rules already say it: not twice

@@ -22,3 +22,29 @@ def test_cities_and_unknown_names_are_nothing():
     assert place_types("Springfield") == frozenset()  # cities are not in ISO 3166: their own pages type them
     assert place_types("Gwanda District") == frozenset()
     assert place_types("") == frozenset()
+
+
+def test_the_table_holds_what_pycountrys_objects_say():
+    """The table is read from pycountry's database files (its objects are not built: issue 46); it is the table the
+    objects give, name for name and type for type."""
+    import pycountry
+
+    from saturate.nodes.reading.places import _table
+
+    want: dict[str, set[str]] = {}
+
+    def add(name, *types):
+        if name:
+            want.setdefault(name.lower(), set()).update(stem(t) for t in types)
+
+    for c in pycountry.countries:
+        for attr in ("name", "official_name", "common_name"):
+            add(getattr(c, attr, None), "country", "nation")
+    for c in pycountry.historic_countries:
+        add(getattr(c, "name", None), "country", "nation")
+    for s in pycountry.subdivisions:
+        add(s.name, *s.type.lower().split())
+    for lang in pycountry.languages:
+        add(getattr(lang, "name", None), "language")
+    assert len(want) > 10000
+    assert _table() == {k: frozenset(v) for k, v in want.items()}

@@ -1,18 +1,22 @@
-"""``reading.reader``: the shipped reader loads (its weights' sha256 checked), reads, and refuses damaged weights."""
+"""``reading.reader``: the shipped cross-encoder loads (its files' sha256 checked), reads the question and each
+sentence together, finds the answer's span, and refuses damaged files with a clear error."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 
 import pytest
 
-import saturate.nodes.reading.reader as reader_module
 from saturate.nodes.reading.reader import (
     CANDIDATES,
-    FEATURES,
-    HEAD_FILE,
-    HEAD_SHA256_FILE,
+    LEVELS_FILE,
+    MODEL_DIR,
+    MODEL_FILE,
+    SHA256_FILE,
+    TOKENIZER_FILE,
+    Candidate,
     Reader,
     ReaderUnavailable,
     candidates,
@@ -31,19 +35,29 @@ DOCS = [
 ]
 
 
-def test_the_shipped_weights_name_every_feature_and_their_sha256_is_recorded():
-    spec = json.loads(HEAD_FILE.read_text())
-    assert list(spec["weights"]) == list(FEATURES) and isinstance(spec["bias"], float)
-    assert spec["trained_on"]["questions"] > 1000 and spec["trained_on"]["positive"] > 100
-    assert hashlib.sha256(HEAD_FILE.read_bytes()).hexdigest() == HEAD_SHA256_FILE.read_text().split()[0]
+def test_the_shipped_files_are_recorded_with_their_sha256_and_what_they_were_trained_on():
+    recorded = dict((line.split()[1], line.split()[0]) for line in SHA256_FILE.read_text().splitlines() if line.strip())
+    for f in (MODEL_FILE, TOKENIZER_FILE, LEVELS_FILE):
+        assert hashlib.sha256(f.read_bytes()).hexdigest() == recorded[f.name], f.name
+    assert MODEL_FILE.stat().st_size <= 25 * 2**20  # the model file stays within 25 MB
+    levels = json.loads(LEVELS_FILE.read_text())
+    assert len(levels["sentence"]) == 2 and set(levels["question"]["weights"]) == {
+        "best_p",
+        "margin",
+        "agree",
+        "span_p",
+    }
+    assert levels["fitted_on"]["questions"] > 1000
+    training = json.loads((MODEL_DIR / "reader-training.json").read_text())
+    assert training["train_groups"] > 5000 and training["validation_int8"]["top1"] > 0.3
 
 
-def test_the_reader_puts_the_sentence_that_answers_first():
+def test_the_reader_puts_the_sentence_that_answers_first_and_finds_the_answer_in_it():
     reads = shipped_reader().read(MONA, candidates(MONA, DOCS))
     best = max(reads, key=lambda r: r.p)
     assert best.candidate.title == "Mona Lisa" and "Leonardo" in best.candidate.text
-    assert all(0.0 <= r.p <= 1.0 and len(r.features) == len(FEATURES) for r in reads)
-    assert best.p > max(r.p for r in reads if r is not best)
+    assert all(0.0 <= r.p <= 1.0 for r in reads) and best.p > max(r.p for r in reads if r is not best)
+    assert "Leonardo da Vinci" in best.span_text and 0 < best.span_p <= 1
 
 
 def test_reading_is_cached_and_keeps_the_order_given():
@@ -53,6 +67,13 @@ def test_reading_is_cached_and_keeps_the_order_given():
     again = r.read(MONA, list(reversed(cands)))
     assert [x.candidate for x in again] == list(reversed(cands))
     assert {x.candidate.text: x.p for x in first} == {x.candidate.text: x.p for x in again}
+
+
+def test_a_question_longer_than_the_model_reads_is_cut_not_refused():
+    long_question = "Who painted " + "the very famous and much visited " * 40 + "Mona Lisa?"
+    reads = shipped_reader().read(long_question, candidates(MONA, DOCS))
+    assert len(reads) == len(candidates(MONA, DOCS)) and all(0.0 <= r.p <= 1.0 for r in reads)
+    assert shipped_reader().read(MONA, [Candidate(0, 0, "", "A sentence.")])[0].p >= 0.0  # no title
 
 
 def test_candidates_are_the_sentences_sharing_most_of_the_question_words_at_most_the_limit():
@@ -66,15 +87,47 @@ def test_candidates_are_the_sentences_sharing_most_of_the_question_words_at_most
     assert len(dup) == len({c.text for c in dup})  # the same sentence is read once
 
 
-def test_damaged_or_missing_weights_are_refused_with_a_clear_error(tmp_path, monkeypatch):
-    garbage = tmp_path / "reader.json"
-    garbage.write_text("{not json")
-    with pytest.raises(ReaderUnavailable, match="cannot be read"):
-        Reader(head=garbage, check_sha=False)
-    with pytest.raises(ReaderUnavailable, match="missing"):
-        Reader(head=tmp_path / "absent.json")
-    wrong = tmp_path / "sha"
-    wrong.write_text("0" * 64 + "  reader.json\n")
-    monkeypatch.setattr(reader_module, "HEAD_SHA256_FILE", wrong)
+@pytest.fixture
+def copy(tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, folder)
+    return folder
+
+
+def test_damaged_or_missing_files_are_refused_with_a_clear_error(copy):
+    (copy / LEVELS_FILE.name).write_text("{not json")
     with pytest.raises(ReaderUnavailable, match="damaged"):
-        Reader()
+        Reader(copy)  # the sha256 no longer matches
+    with pytest.raises(ReaderUnavailable, match="cannot be read"):
+        Reader(copy, check_sha=False)
+    (copy / MODEL_FILE.name).unlink()
+    with pytest.raises(ReaderUnavailable, match="missing"):
+        Reader(copy, check_sha=False)
+
+
+def test_a_model_file_that_is_not_a_model_is_refused(copy):
+    (copy / MODEL_FILE.name).write_bytes(b"not an onnx file")
+    with pytest.raises(ReaderUnavailable, match="damaged"):
+        Reader(copy)
+    with pytest.raises(ReaderUnavailable, match="cannot be loaded"):
+        Reader(copy, check_sha=False)
+
+
+def test_a_sentences_score_does_not_depend_on_what_is_read_beside_it():
+    """The int8 model quantises activations per run: read alone, a pair scores the same in any company (a resumed
+    or replayed session reads what the first run read, whatever the cache held)."""
+    from saturate.nodes.reading.reader import Candidate, shipped_reader
+
+    reader = shipped_reader()
+    question = "Where does the Bubye River flow?"
+    target = Candidate(0, 0, "Bubye River", "The Bubye River is a tributary of the Limpopo River in Zimbabwe.", 0.5)
+    others = [
+        Candidate(1, i, "Meramec River", f"The Meramec River flows {w} into the Mississippi River near St. Louis.", 0.3)
+        for i, w in enumerate(("north", "east and then south", "slowly through six counties of the Ozarks"))
+    ]
+    reader.forget()
+    alone = reader.read(question, [target])[0].score
+    reader.forget()
+    with_others = reader.read(question, [*others, target])[-1].score
+    reader.forget()
+    assert alone == with_others

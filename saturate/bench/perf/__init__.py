@@ -1,4 +1,4 @@
-"""Performance benchmark: seven figures, each measured against a baseline in the same run.
+"""Performance benchmark: fifteen figures, each measured against a baseline in the same run.
 
     saturate bench perf                           # the table (a full run takes about a minute on 2 cores)
     saturate bench perf --json                    # machine output: {figure: {value, unit, target, met, baselines, ...}}
@@ -25,6 +25,11 @@ One module per figure (targets from the performance issue):
    the same batch sequentially.
 7. ``cli_help``    ``saturate_help_s`` (<= 0.3 s): ``saturate --help`` in a subprocess; baseline:
    ``python -c pass``.
+
+and ``vectors`` (three figures of retrieval by meaning), ``reader`` (``reader_added_ms``, ``brief_added_ms``),
+``session_cpu`` (``session_cpu_s`` <= 1.5 s: the CPU of a warm default ``saturate research``, its imports' share
+beside it; ``session_peak_rss_mb`` <= 400 MB: its peak memory). ``states`` is no figure: it digests the final
+states of the benchmark's sessions, to show that a change to what they cost changed nothing they compute.
 
 ``common`` holds the Figure, formatting, the timing helpers every figure uses (``Stopwatch``,
 ``latencies_ms``, ``per_call_ms``, ``time_commands``), the inputs and the environment header; ``runner``

@@ -78,6 +78,7 @@ PLAN: dict[bool, dict[str, Any]] = {
         "workers": (2, 4),
         "async_conc": 4,
         "processes": 2,
+        "session_runs": 3,
     },
     True: {
         "quick": True,
@@ -97,6 +98,7 @@ PLAN: dict[bool, dict[str, Any]] = {
         "workers": (2,),
         "async_conc": 2,
         "processes": 0,
+        "session_runs": 1,
     },
 }
 

@@ -31,12 +31,13 @@ from saturate.bench.perf.fts import bench_fts
 from saturate.bench.perf.novelty import bench_novelty
 from saturate.bench.perf.overhead import bench_graph_overhead
 from saturate.bench.perf.profiling import PROFILES, profile
-from saturate.bench.perf.reader import bench_reader
+from saturate.bench.perf.reader import bench_brief, bench_reader
+from saturate.bench.perf.session_cpu import bench_session_cpu, bench_session_rss
 from saturate.bench.perf.throughput import bench_sessions
 from saturate.bench.perf.vectors import bench_hybrid_sessions, bench_vector_build, bench_vector_search
 from saturate.sources import open_wiki
 
-DESCRIPTION = "Performance benchmark: twelve figures, each measured against a baseline in the same run."
+DESCRIPTION = "Performance benchmark: fifteen figures, each measured against a baseline in the same run."
 
 BENCHES: list[tuple[str, Callable[[Path, dict, dict], Figure]]] = [
     ("graph_overhead_ms_per_round", bench_graph_overhead),
@@ -51,6 +52,9 @@ BENCHES: list[tuple[str, Callable[[Path, dict, dict], Figure]]] = [
     ("vector_search_p50_ms", bench_vector_search),
     ("hybrid_session_ratio", bench_hybrid_sessions),
     ("reader_added_ms", bench_reader),
+    ("brief_added_ms", bench_brief),
+    ("session_cpu_s", bench_session_cpu),
+    ("session_peak_rss_mb", bench_session_rss),
 ]
 FIGURE_KEYS = [k for k, _ in BENCHES]
 

@@ -1,0 +1,213 @@
+"""``session_cpu_s`` (<= 1.5 s) and ``session_peak_rss_mb`` (<= 400 MB): what a warm default ``saturate research``
+costs the machine, from the command line, on the embedded corpus.
+
+Five fixed questions, each run ``session_runs`` times (3; the order reversed every other pass, so a burst of load
+hits every question alike) in one data folder that already holds the corpus's index and vectors (an untimed first
+session puts them there). Before each run the search cache (``cache.db``) is emptied: each session searches the
+corpus as a question new to the data folder does, instead of replaying the results of the run before.
+
+- ``session_cpu_s``: the median CPU seconds (user + system) of a session's process, its children included
+  (``os.wait4``'s resource usage: CPU time, not wall time, so it moves less with other work on the machine);
+- ``session_peak_rss_mb``: the largest peak resident memory (max RSS) among those sessions.
+
+Beside them, the **import share**: the modules the session imported (read from one untimed run with
+``PYTHONPROFILEIMPORTTIME=1``, the ``-X importtime`` of Python, in the order it imported them) imported again in a
+bare interpreter, its CPU measured the same way, interleaved with the sessions; and ``python -c pass``.
+
+The bytecode cache is warm, as in any installed package: the sessions run with ``PYTHONPYCACHEPREFIX`` in the work
+directory (written by the untimed runs) and without ``PYTHONDONTWRITEBYTECODE``, so that compiling saturate's own
+modules on every start is not counted where the environment forbids writing ``__pycache__``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from saturate.bench.perf.cli_help import heaviest_imports
+from saturate.bench.perf.common import ROOT, SEED, Figure, baseline, clean_env, saturate_command
+
+QUESTIONS = (
+    "What is the capital of Canada?",
+    "How does photosynthesis convert light into chemical energy?",
+    "What is the speed of light?",
+    "Who painted the Mona Lisa?",
+    "What is the name of the waterfall on the Zambezi river between Zambia and Zimbabwe?",
+)
+CACHE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")
+
+
+def session_env(home: Path, pycache: Path, **extra: str) -> dict:
+    """The sessions' environment: ``clean_env(home)`` with the bytecode cache in ``pycache`` (see the module's text)."""
+    env = clean_env(home, PYTHONPYCACHEPREFIX=str(pycache), **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def cpu_and_rss(cmd: list[str], env: dict) -> tuple[float, float]:
+    """(CPU seconds, user + system, of ``cmd`` and the children it waited for; its peak RSS in MB), run from ROOT with
+    its output discarded; a failure raises with the end of its stderr."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        if proc.returncode != 0:
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace").strip()[-2000:]
+            raise RuntimeError(f"`{shlex.join(cmd)}` exited {proc.returncode}:\n{tail}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss in KB
+
+
+def imported_modules(importtime: str) -> list[str]:
+    """The modules a process imported at the top of its import stack (``-X importtime`` lines at depth 0, in order):
+    importing them again imports everything it imported. ``__main__`` modules are left out (they would run)."""
+    out: list[str] = []
+    for line in importtime.splitlines():
+        parts = line.split("|")
+        if not line.startswith("import time:") or len(parts) != 3 or not parts[1].strip().isdigit():
+            continue
+        name = parts[2].rstrip()
+        if name.startswith(" ") and not name.startswith("  "):  # depth 0: one space after the bar
+            mod = name.strip()
+            if not mod.endswith("__main__") and mod not in out:
+                out.append(mod)
+    return out
+
+
+def import_replay_code(modules: list[str]) -> str:
+    """Python code importing ``modules`` in order (one that fails is skipped: it failed in the session too)."""
+    lines = ["import importlib"]
+    lines += [f"try:\n    importlib.import_module({m!r})\nexcept Exception:\n    pass" for m in modules]
+    return "\n".join(lines)
+
+
+def _measure(work: Path, p: dict, shared: dict) -> dict:
+    """The runs of both figures, measured once."""
+    if "session_cpu" in shared:
+        return shared["session_cpu"]
+    base, exe_desc = saturate_command()
+    questions = QUESTIONS[:2] if p["quick"] else QUESTIONS
+    runs = p["session_runs"]
+    home, pycache = work / "session-cpu-home", work / "session-cpu-pycache"
+
+    def cmd(q: str) -> list[str]:
+        return base + ["research", q, "--seed", str(SEED)]
+
+    env = session_env(home, pycache)
+    # untimed: the index and vectors put in place, the bytecode cache written, the imports recorded
+    cpu_and_rss(cmd(questions[0]), env)
+    profiled = subprocess.run(
+        cmd(questions[0]), env=session_env(home, pycache, PYTHONPROFILEIMPORTTIME="1"), cwd=ROOT, capture_output=True
+    )
+    importtime = profiled.stderr.decode("utf-8", "replace")
+    if profiled.returncode != 0:
+        code = profiled.returncode
+        raise RuntimeError(f"the session with PYTHONPROFILEIMPORTTIME=1 exited {code}:\n{importtime[-2000:]}")
+    modules = imported_modules(importtime)
+    replay = [sys.executable, "-c", import_replay_code(modules)]
+    bare = [sys.executable, "-c", "pass"]
+    cpu_and_rss(replay, env)  # its bytecode cached too
+    sessions: dict[str, list[float]] = {q: [] for q in questions}
+    rss: list[float] = []
+    imports: list[float] = []
+    python: list[float] = []
+    for r in range(runs):
+        for q in questions if r % 2 == 0 else questions[::-1]:
+            for name in CACHE_FILES:
+                (home / name).unlink(missing_ok=True)
+            cpu, peak = cpu_and_rss(cmd(q), env)
+            sessions[q].append(cpu)
+            rss.append(peak)
+        imports.append(cpu_and_rss(replay, env)[0])
+        python.append(cpu_and_rss(bare, env)[0])
+    everything = [x for v in sessions.values() for x in v]
+    top_level_ms = sum(
+        int(parts[1]) / 1000.0
+        for parts in (line.split("|") for line in importtime.splitlines() if line.startswith("import time:"))
+        if len(parts) == 3 and parts[1].strip().isdigit() and parts[2].startswith(" ") and parts[2][1] != " "
+    )
+    shared["session_cpu"] = {
+        "questions": questions,
+        "runs": runs,
+        "sessions": sessions,
+        "cpu": statistics.median(everything),
+        "rss": rss,
+        "imports": statistics.median(imports),
+        "python": statistics.median(python),
+        "modules": len(modules),
+        "importtime_ms": top_level_ms,
+        "heaviest": heaviest_imports(importtime),
+        "cmd": cmd("QUESTION"),
+        "script": exe_desc,
+    }
+    return shared["session_cpu"]
+
+
+def _how(m: dict) -> str:
+    return (
+        f"SATURATE_HOME=<a warm data folder> {shlex.join(m['cmd'])} (cwd {ROOT}) for {len(m['questions'])} questions "
+        f"x {m['runs']} runs, the search cache emptied before each, bytecode cached (PYTHONPYCACHEPREFIX); CPU = user "
+        "+ system of the process and its children (os.wait4); import share: the session's imports (-X importtime, "
+        "one untimed run) replayed in a bare interpreter, measured alike and interleaved"
+    )
+
+
+def bench_session_cpu(work: Path, p: dict, shared: dict) -> Figure:
+    m = _measure(work, p, shared)
+    cpu, imports, python = m["cpu"], m["imports"], m["python"]
+    share = imports / cpu if cpu else 0.0
+    fig = Figure(
+        key="session_cpu_s",
+        value=cpu,
+        unit="s",
+        op="<=",
+        limit=1.5,
+        baselines={
+            "imports_cpu_s": baseline(imports, "s"),
+            "import_share": baseline(share, "x"),
+            "python_startup_cpu_s": baseline(python, "s"),
+        },
+        command=_how(m),
+        details={
+            "cpu_s_by_question": {q: [round(x, 3) for x in v] for q, v in m["sessions"].items()},
+            "import_cpu_s": round(imports, 3),
+            "after_imports_cpu_s": round(cpu - imports, 3),
+            "modules_imported": m["modules"],
+            "importtime_top_level_ms": round(m["importtime_ms"], 1),
+            "heaviest_imports_by_saturate_ms": {f"{n} (by {by})": round(ms, 1) for n, by, ms in m["heaviest"]},
+            "script": m["script"],
+        },
+    )
+    fig.extra_rows.append(("session_after_imports_cpu_s", cpu - imports, "s"))
+    fig.notes.append(
+        f"a warm session {cpu:.2f} s of CPU, of which its imports {imports:.2f} s ({share:.0%}: {m['modules']} "
+        f"top-level imports replayed; -X importtime's own sum {m['importtime_ms'] / 1000:.2f} s of wall time); "
+        f"python -c pass {python:.3f} s"
+        + (
+            "; heaviest imports by saturate's modules: "
+            + ", ".join(f"{n} {ms:.0f} ms (by {by})" for n, by, ms in m["heaviest"])
+            if m["heaviest"]
+            else ""
+        )
+    )
+    return fig
+
+
+def bench_session_rss(work: Path, p: dict, shared: dict) -> Figure:
+    m = _measure(work, p, shared)
+    peak = max(m["rss"])
+    return Figure(
+        key="session_peak_rss_mb",
+        value=peak,
+        unit="MB",
+        op="<=",
+        limit=400,
+        baselines={"median_peak_rss_mb": baseline(statistics.median(m["rss"]), "MB")},
+        command=f"the largest max RSS (os.wait4) of the sessions of session_cpu_s: {_how(m)}",
+        details={"peak_rss_mb_runs": [round(x, 1) for x in m["rss"]]},
+    )

@@ -1,0 +1,53 @@
+"""How the reader's sentences read as an answer (``reading.answer``): each reads alone, none twice, and a cut never
+takes the answer away (issue 42, item 8). The reads are made by hand: what is tested is the text, not the model."""
+
+from __future__ import annotations
+
+from saturate.nodes.reading.answer import LIKELY_PREFIX, _with_rules, chosen_reads, compose
+from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
+from saturate.nodes.reading.reader import Candidate, Read
+
+
+def read(doc: int, title: str, text: str, p: float = 0.5, span: tuple[int, int] | None = None) -> Read:
+    return Read(Candidate(doc, 0, title, text), p, 0.0, span, 0.9 if span else 0.0)
+
+
+def test_a_sentence_opening_with_a_pronoun_is_shown_with_its_subject():
+    x = read(3, "Orange River", "It is the longest river in South Africa.")
+    assert compose("What is the longest river in Africa?", [x]) == (
+        "Orange River: It is the longest river in South Africa. [4]"
+    )
+    named = read(0, "Nile", "The Nile is the longest river in Africa.")
+    assert compose("What is the longest river in Africa?", [named]) == "The Nile is the longest river in Africa. [1]"
+
+
+def test_the_same_sentence_is_never_shown_twice():
+    a = read(0, "Sky", "Rayleigh scattering makes the sky look blue.", 0.8)
+    b = read(2, "Rayleigh scattering", "Rayleigh scattering makes the sky look blue.", 0.7)
+    c = read(1, "Light", "Blue light is scattered more than red light.", 0.6)
+    chosen = chosen_reads([a, b, c])
+    assert chosen == [a, c]
+    rules = "Rayleigh scattering makes the sky look blue. [3] Sunlight holds every colour. [2]"
+    out = _with_rules(compose("Why is the sky blue?", chosen), a, rules)
+    assert out.count("Rayleigh scattering makes the sky look blue.") == 1
+    assert out.endswith("Sunlight holds every colour. [2]")
+
+
+def test_a_cut_keeps_the_clause_that_holds_the_answer():
+    text = (
+        "Ice is water frozen into a solid state, typically forming at or below temperatures of 0 degrees Celsius, "
+        "which is the freezing point of water at standard pressure, and which on the Fahrenheit scale, used in "
+        "the United States and a few other countries for everyday purposes, corresponds to 32 °F; it melts at the "
+        "same temperature, and it is less dense than liquid water, so that it floats on lakes and seas in winter, "
+        "which insulates the water below it from the cold air above."
+    )
+    start = text.index("32 °F")
+    x = read(0, "Ice", text, span=(start, start + len("32 °F")))
+    out = compose("What is the freezing point of water in Fahrenheit?", [x])
+    assert "32 °F" in out and len(out) <= ANSWER_MAX_CHARS
+
+
+def test_a_likely_answer_says_so_and_stays_within_the_limit():
+    x = read(0, "Paris", "Paris is the capital of France. " * 20)
+    out = compose("What is the capital of France?", [x], LIKELY_PREFIX)
+    assert out.startswith(LIKELY_PREFIX) and out.endswith("[1]") and len(out) <= ANSWER_MAX_CHARS

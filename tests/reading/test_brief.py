@@ -1,0 +1,131 @@
+"""``reading.brief``: the best sentences for each part of the question, without repeats, cited, and marked as the
+sources bear them out. The assembly is tested with a reader whose scores are given (what is tested is the choice
+and the marks); the shipped reader's brief of a real question is tested in tests/test_parts_loop.py."""
+
+from __future__ import annotations
+
+import re
+
+from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief
+from saturate.nodes.reading.reader import Read, Reader
+from saturate.views.brief import brief_text, mark
+
+
+class GivenReader(Reader):
+    """A reader whose ``p`` for a sentence is given (by words it holds) when the sentence holds the first word of the
+    question it is read against (the part it is about); 0.05 for any other."""
+
+    def __init__(self, scores: dict[str, float]):
+        self.scores = scores
+
+    def read(self, question, cands):
+        # the reader reads a part as a question ("What is nuclear power?": parts.reader_question)
+        about = re.sub(r"^what (is|are) (the )?", "", question.lower()).split()[0].strip(":?")
+        return [
+            Read(c, next((p for w, p in self.scores.items() if w in c.text and about in c.text.lower()), 0.05))
+            for c in cands
+        ]
+
+
+def doc(i: int, title: str, text: str) -> dict:
+    return {"id": str(i), "url": f"https://site{i}.example/{title.replace(' ', '_')}", "title": title, "snippet": text}
+
+
+RESULTS = [
+    doc(
+        1,
+        "Nuclear power",
+        "Nuclear power is the use of nuclear reactions to produce electricity. The first nuclear power plant opened "
+        "in 1954.",
+    ),
+    doc(
+        2, "Solar power", "Solar power is the conversion of sunlight into electricity. Solar panels use photovoltaics."
+    ),
+    doc(
+        3, "Energy", "Nuclear power is the use of nuclear reactions to produce electricity in reactors. Aurora lights."
+    ),
+    doc(4, "Reactors", "The first nuclear power plant opened in 1951 after years of work."),
+]
+PARTS = [
+    {"name": "nuclear power", "ask": "nuclear power", "kind": "side"},
+    {"name": "solar power", "ask": "solar power", "kind": "side"},
+]
+
+
+def test_a_part_gets_its_own_sentences_cited_and_nothing_below_the_threshold():
+    reader = GivenReader({"Nuclear power is": 0.9, "Solar power is": 0.8, "Solar panels": 0.6, "Aurora": 0.1})
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, RESULTS, {}, min_p=0.3)
+    assert [p["part"] for p in brief] == ["nuclear power", "solar power"]
+    nuclear, solar = ([s["text"] for s in p["sentences"]] for p in brief)
+    assert nuclear == [
+        "Nuclear power is the use of nuclear reactions to produce electricity."
+    ]  # the near-copy in [3] once
+    assert solar == [
+        "Solar power is the conversion of sunlight into electricity.",
+        "Solar panels use photovoltaics.",
+    ]
+    assert not any("Aurora" in s for s in nuclear + solar)  # off topic, below the threshold
+    assert brief[0]["sentences"][0]["sources"] == [1]
+
+
+def test_a_sentence_another_page_holds_is_confirmed_a_lone_one_is_single_source():
+    reader = GivenReader({"Nuclear power is": 0.9, "Solar power is": 0.8})
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, RESULTS, {}, min_p=0.3)
+    nuclear = brief[0]["sentences"][0]
+    assert nuclear["status"] == "confirmed" and nuclear["confirmed_by"] == [3]
+    solar = brief[1]["sentences"][0]
+    assert solar["status"] == "single source" and solar["confirmed_by"] == []
+    assert mark(nuclear) == "(confirmed by [3])" and mark(solar) == "(single source)"
+
+
+def test_two_pages_that_disagree_on_a_value_are_shown_as_a_contradiction():
+    reader = GivenReader({"opened in 1954": 0.9})
+    parts = [{"name": "nuclear power", "ask": "first: the first nuclear power plant", "kind": "question"}]
+    (part,) = build_brief(reader, "When did nuclear power begin?", parts, RESULTS, {}, min_p=0.3)
+    (s,) = part["sentences"]
+    assert s["status"] == "contradicted" and s["contradicted_by"] == [4], s
+    assert mark(s) == "(contradicted by [4])"
+
+
+def test_the_brief_is_bounded_and_a_part_with_nothing_says_so():
+    many = [
+        doc(i, f"Page {i}", f"Solar power fact number {i} is about sunlight and panels of kind {i}.") for i in range(30)
+    ]
+    reader = GivenReader({"Solar power fact": 0.9})
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, many, {}, min_p=0.3)
+    assert sum(len(p["sentences"]) for p in brief) <= MAX_SENTENCES
+    assert brief[0]["sentences"] == []
+    lines = brief_text(brief)
+    assert lines[0] == "nuclear power:" and "(nothing in the sources addresses this)" in lines[1]
+    assert build_brief(reader, "x", PARTS, [], {}) == []
+
+
+def test_an_opening_sentence_comes_first_in_its_part():
+    reader = GivenReader({"Solar panels": 0.9, "Solar power is": 0.5})
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, RESULTS, {}, min_p=0.3)
+    assert [s["text"] for s in brief[1]["sentences"]][0].startswith("Solar power is the conversion")  # what it is first
+
+
+def test_a_snippets_elided_fragment_is_never_a_brief_sentence():
+    from saturate.nodes.reading.brief import elided
+
+    assert elided("Photosynthetic organisms store the converted… Biological process to convert light.")
+    assert elided("The river ... flows into the sea.")
+    assert not elided("Photosynthesis converts light energy into chemical energy.")
+
+
+def test_a_sides_sentence_names_that_side_never_the_other():
+    """The reader scores "Solar power is …" as an answer to "What is nuclear power?" too: the part's own words
+    ("nuclear", which "solar power" does not hold) keep it out of the nuclear side, and snippet fragments out of all."""
+
+    class AnyReader(GivenReader):  # scores a definition high whatever side it is read for
+        def read(self, question, cands):
+            return [Read(c, 0.9 if "is the" in c.text else 0.05) for c in cands]
+
+    reader = AnyReader({})
+    results = [*RESULTS, doc(5, "Nuclear power", "Nuclear power stores the… Energy from atoms.")]
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.0)
+    nuclear, solar = ([s["text"] for s in p["sentences"]] for p in brief)
+    assert nuclear and all("uclear" in t or "eactor" in t for t in nuclear), nuclear
+    assert solar and all("olar" in t for t in solar), solar
+    assert not any("…" in t for t in nuclear + solar)

@@ -1,0 +1,114 @@
+"""Calibrate the trained reader on training questions it was not trained on: ``nodes/reading/model/levels.json``.
+
+    python training/fit_levels.py --pairs pairs/ --model nodes/reading/model
+
+Reads the calibration questions (``reader_pairs.py``: 10 % of the training questions, by SHA-1, never trained on)
+with the exported int8 model as saturate runs it (``reading.reader.Reader``) and fits two logistic models (L2 1e-3,
+Newton's method, ``fit_reader.fit``):
+
+- **sentence**: ``p`` of a sentence from the model's score and the candidate's share of the question's words
+  (``overlap``): the share of such sentences that held a gold answer; it prints how often the best sentence holds
+  a gold answer ranked by the score alone and by ``p`` (the cross-encoder alone tended to prefer a generic sentence
+  of the right shape over the named subject's own);
+- **question**: ``confidence`` that the best-read sentence holds a gold answer, from ``answer.QUESTION_FEATURES``
+  (the best sentence's ``p``, its margin over the next best, whether another source's read agrees with its answer
+  span, the span's probability); the answer's three levels are thresholds on it, chosen on half A of the public sets
+  by ``saturate bench reader`` (``reader_answer_q``, ``reader_likely_q``).
+
+Writes ``levels.json`` (both, and the counts) and refreshes ``reader.sha256`` (the model, tokenizer and levels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from saturate.nodes.reading.answer import QUESTION_FEATURES, question_features
+from saturate.nodes.reading.reader import Candidate, Reader
+
+sys.path.insert(0, str(Path(__file__).parent))
+from logistic import fit  # noqa: E402
+
+
+def write_sha256(folder: Path) -> None:
+    lines = [
+        f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}"
+        for name in ("reader.onnx", "tokenizer.json", "levels.json")
+    ]
+    (folder / "reader.sha256").write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--pairs", type=Path, required=True)
+    p.add_argument("--model", type=Path, required=True)
+    p.add_argument("--limit", type=int, default=0)
+    args = p.parse_args(argv)
+    levels_file = args.model / "levels.json"
+    identity = {"sentence": {"weights": {"score": 1.0, "overlap": 0.0}, "bias": 0.0}}
+    levels_file.write_text(json.dumps(identity) + "\n")  # while fitting
+    reader = Reader(args.model, check_sha=False)
+    rows = [json.loads(line) for line in (args.pairs / "calibration.jsonl").open(encoding="utf-8")]
+    if args.limit:
+        rows = rows[: args.limit]
+    scores, labels, per_q = [], [], []
+    for row in rows:
+        items = row["items"]
+        if not items:
+            continue
+        cands = [Candidate(it["doc"], i, it["title"], it["text"], it["overlap"]) for i, it in enumerate(items)]
+        reads = reader.read(row["question"], cands)
+        for x, it in zip(reads, items):
+            scores.append((x.score, it["overlap"]))
+            labels.append(it["label"])
+        per_q.append((row, reads, items))
+    s, y = np.array(scores), np.array(labels, dtype=np.float64)
+    w, b = fit(s, y)
+    sentence = {"weights": {"score": round(float(w[0]), 6), "overlap": round(float(w[1]), 6)}, "bias": round(b, 6)}
+    levels_file.write_text(json.dumps({"sentence": sentence}) + "\n")
+    reader = Reader(args.model, check_sha=False)
+    top1 = {"score": 0, "p": 0}
+    for _row, reads, items in per_q:
+        for key, rank in (
+            ("score", lambda x: x.score),
+            ("p", lambda x: reader.probability(x.score, x.candidate.overlap)),
+        ):
+            top1[key] += int(items[max(range(len(reads)), key=lambda i: rank(reads[i]))]["label"])
+    print(f"best sentence holds a gold answer, of {len(per_q)} questions: {top1}", file=sys.stderr)
+    xq, yq = [], []
+    for _row, reads, items in per_q:
+        reads = [replace(x, p=reader.probability(x.score, x.candidate.overlap)) for x in reads]
+        ranked = sorted(range(len(reads)), key=lambda i: -reads[i].p)
+        xq.append(question_features([reads[i] for i in ranked]))
+        yq.append(float(items[ranked[0]]["label"]))
+    wq, bq = fit(np.array(xq), np.array(yq))
+    spec = {
+        "sentence": sentence,
+        "question": {
+            "features": list(QUESTION_FEATURES),
+            "weights": {f: round(float(v), 6) for f, v in zip(QUESTION_FEATURES, wq)},
+            "bias": round(bq, 6),
+        },
+        "fitted_on": {
+            "questions": len(per_q),
+            "sentences": int(len(y)),
+            "positive_sentences": int(y.sum()),
+            "questions_best_holds_answer": int(sum(yq)),
+            "best_holds_answer_by_score_alone": top1["score"],
+        },
+        "made_by": "training/fit_levels.py (docs/reader.md)",
+    }
+    levels_file.write_text(json.dumps(spec, indent=1) + "\n")
+    write_sha256(args.model)
+    print(json.dumps(spec, indent=1), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
