@@ -112,3 +112,21 @@ def test_session_cpu_replays_the_top_level_imports_a_session_made():
     code = import_replay_code(modules) + "\nimport sys\nprint('json' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "True"
+
+
+def test_a_commands_peak_memory_is_its_own_not_the_benchmarks():
+    """Linux keeps a process's peak RSS across fork and exec: started straight from a large benchmark process, a small
+    command reported the benchmark's peak (2,239 MB for a 373 MB session). Through the launcher it reports its own."""
+    import os
+    import sys
+
+    from saturate.bench.perf.session_cpu import cpu_and_rss
+
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"\1" * len(ballast[::4096])  # touched: resident
+    cpu, peak = cpu_and_rss(
+        [sys.executable, "-c", "x = bytearray(50 * 1024 * 1024); x[::4096] = b'1' * len(x[::4096])"], dict(os.environ)
+    )
+    del ballast
+    assert 50 <= peak < 200, peak  # its own 50 MB and the interpreter, not this process's 300 MB
+    assert cpu > 0

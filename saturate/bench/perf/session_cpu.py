@@ -21,7 +21,6 @@ modules on every start is not counted where the environment forbids writing ``__
 
 from __future__ import annotations
 
-import os
 import shlex
 import statistics
 import subprocess
@@ -49,18 +48,37 @@ def session_env(home: Path, pycache: Path, **extra: str) -> dict:
     return env
 
 
+# Linux keeps a process's peak RSS across fork and exec: a child started by this (by then large) benchmark process
+# reported the benchmark's own peak (2,239 MB for a 373 MB session). So a small launcher starts the command and
+# reports what os.wait4 says of it: the launcher's own memory, not ours, is what the command starts from.
+LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)\n"
+    "_, status, u = os.wait4(p.pid, 0)\n"
+    "print(os.waitstatus_to_exitcode(status), u.ru_utime + u.ru_stime, u.ru_maxrss)"
+)
+
+
 def cpu_and_rss(cmd: list[str], env: dict) -> tuple[float, float]:
     """(CPU seconds, user + system, of ``cmd`` and the children it waited for; its peak RSS in MB), run from ROOT with
-    its output discarded; a failure raises with the end of its stderr."""
+    its output discarded (through ``LAUNCHER``); a failure raises with the end of its stderr."""
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
-        if proc.returncode != 0:
+        done = subprocess.run(
+            [sys.executable, "-c", LAUNCHER, *cmd],
+            env=env,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=False,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        fields = done.stdout.decode("ascii", "replace").split()
+        code = int(fields[0]) if len(fields) == 3 else done.returncode or 1
+        if code != 0:
             err.seek(0)
             tail = err.read().decode("utf-8", "replace").strip()[-2000:]
-            raise RuntimeError(f"`{shlex.join(cmd)}` exited {proc.returncode}:\n{tail}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss in KB
+            raise RuntimeError(f"`{shlex.join(cmd)}` exited {code}:\n{tail}")
+    return float(fields[1]), int(fields[2]) / 1024.0  # Linux: ru_maxrss in KB
 
 
 def imported_modules(importtime: str) -> list[str]:
