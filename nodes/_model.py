@@ -391,6 +391,10 @@ def _invoke(model: Any, messages: list, schema: dict | None, options: dict, form
         return call_with_deadline(contextvars.copy_context().run, invoke, messages, timeout=timeout)
     except DeadlineExceeded:
         raise ModelTimeout(f"no complete reply within {timeout:g} s (model_timeout_s)") from None
+    except ModelTimeout:
+        raise
+    except TimeoutError:  # the client's own bound on the same timeout fired first (gguf: the same 1 s): one outcome
+        raise ModelTimeout(f"no complete reply within {timeout:g} s (model_timeout_s)") from None
 
 
 def first_number(text: str) -> float | None:

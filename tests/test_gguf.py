@@ -392,3 +392,20 @@ def test_the_brief_as_prose_by_the_gguf_model_is_judged_by_the_reader(smollm2):
     judged = any("the reader does not read as addressing the question dropped" in n for n in notes)
     assert judged == bool(reader.read_texts), notes  # every grounded sentence was judged, and dropped
     assert any("the extractive brief is shown" in n for n in notes), notes
+
+
+def test_the_clients_own_timeout_firing_first_is_the_same_model_timeout():
+    """The in-process model bounds a call by ``model_timeout_s`` itself, as the caller's deadline does: whichever
+    fires first, the caller sees ModelTimeout (a race seen once in a fresh clone's run: a raw TimeoutError)."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from saturate.nodes import _model
+
+    class TimesOutItself(FakeListChatModel):
+        request_timeout: float = 5.0
+
+        def _call(self, *args, **kwargs):
+            raise TimeoutError("no complete reply within 5 s (model_timeout_s)")
+
+    with pytest.raises(_model.ModelTimeout):
+        _model._invoke(TimesOutItself(responses=["x"]), [("user", "hi")], None, {})
