@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the optional extra, for annotations only
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 ENV = ENV_PREFIX + "DATABASE_URL"
-POOL_WAIT_S = 15  # a connection waited for at most this long (a lost server reported in a batch: 69 s with 60)
+POOL_WAIT_S = 5  # a connection waited for at most this long: a lost server is reported after 2 waits (was 15: 30 s)
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8  # connections a process may hold: one saver + the cache and page store of a few threads
 # synchronous_commit=off on saturate's connections: the trade sessions.db makes with WAL + synchronous=NORMAL.

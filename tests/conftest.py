@@ -22,6 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 EVAL_DATA = Path(os.environ.get("SATURATE_EVAL_DATA") or ROOT.parent / "shared" / "data")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` (servers, wheels, many sessions: up to a minute each) run first, in their order: on
+    two workers a slow one left for the end ran alone while the other worker idled (a sort every worker makes alike,
+    as pytest-xdist requires)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def eval_file(*parts: str, root: Path | None = None) -> Path:
     """The one place that decides a test needs the evaluation data: the folder (no ``parts``) or a file in it, each
     test asking for every file it or the benchmark it runs reads. No data folder at all (a fresh clone with no
