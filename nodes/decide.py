@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._answer import answer_task, trained_reader
+from saturate.nodes._answer import answer_task, cited_numbers, trained_reader
 from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
@@ -189,7 +189,10 @@ def question_brief(
         return [], notes
     parts = state.get("parts") or question_parts(state["task"])
     on_topic = [bool(ref.on_topic) for ref in answered.sources]
-    brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p)
+    # every source the answer cites is cited in the brief too (both gold paragraphs of hotpotqa 0.413 -> 0.430,
+    # A 0.47 -> 0.49 / B 0.35 -> 0.36, the open questions' nuggets the same: `saturate bench brief`)
+    cited = [n - 1 for n in cited_numbers(answered.answer) if 0 < n <= len(accepted)]
+    brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p, cited)
     if runtime.context.chat_model is not None and brief:
         numbered = {
             i + 1: f"{r.get('title', '')}. {r.get('snippet', '')} {texts.get(r['url']) or ''}"

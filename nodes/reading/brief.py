@@ -5,7 +5,10 @@ cited and marked as the sources bear them out (the seeds' verification and trian
    results against the part's ``ask``; a sentence whose ``p`` reaches ``min_p`` (the setting ``brief_min_p``, chosen
    on half A of the public sets by ``saturate bench brief``) from an on-topic source may be shown.
 2. At most ``MAX_SENTENCES`` in all, each part its share first (``per_part``), the most likely first; one of two
-   sentences saying the same thing (``extractive.near_duplicate``) is left out, across parts too.
+   sentences saying the same thing (``extractive.near_duplicate``) is left out, across parts too. Then each source
+   the direct answer cites (``cited``) that the brief does not cite yet gives its best sentence, in the part it reads
+   best for: the brief cites what the answer cites (a multi-hop answer's second page, which the reader ranks low
+   against the whole question), then the rest fill what room is left.
 3. In a part, what a thing is comes first (a source's opening sentence), then the rest, the most likely first.
 4. Each sentence is cited ``[n]`` and marked: **confirmed** when another accepted source (another page) holds it too
    (a sentence of it holds ``CONFIRM_SHARE`` of the sentence's words beyond the question's, and every name and
@@ -47,6 +50,7 @@ def build_brief(
     pages: dict[str, str],
     on_topic: Sequence[bool] | None = None,
     min_p: float = BRIEF_MIN_P,
+    cited: Sequence[int] = (),
 ) -> list[dict]:
     """The brief (module docstring): ``[{"part", "kind", "sentences": [{"text", "sources", "confirmed_by",
     "status", "p"}]}]``; parts with no sentence are kept with an empty list (what was not found is said)."""
@@ -83,6 +87,17 @@ def build_brief(
             if len(chosen[i]) >= quota:
                 break
             take(i, x)
+    have = {x.candidate.doc for picked in chosen for x in picked}
+    for d in dict.fromkeys(cited):  # a source the answer cites: its best sentence, in the part it reads best for
+        if d in have:
+            continue
+        best = max(
+            ((x.p, i, x) for i, reads in enumerate(read_parts) for x in reads if x.candidate.doc == d),
+            key=lambda t: t[0],
+            default=None,
+        )
+        if best is not None and take(best[1], best[2]):
+            have.add(d)
     rest = sorted(
         ((x.p, i, x) for i, reads in enumerate(read_parts) for x in reads if x not in chosen[i]),
         key=lambda t: (-t[0], t[1], t[2].candidate.doc, t[2].candidate.order),

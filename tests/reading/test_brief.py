@@ -129,3 +129,24 @@ def test_a_sides_sentence_names_that_side_never_the_other():
     assert nuclear and all("uclear" in t or "eactor" in t for t in nuclear), nuclear
     assert solar and all("olar" in t for t in solar), solar
     assert not any("…" in t for t in nuclear + solar)
+
+
+def test_every_source_the_answer_cites_is_cited_in_the_brief():
+    """A multi-hop answer's second page reads low against the whole question: without ``cited`` eight likelier
+    sentences fill the brief; with it, that page's best sentence is in (within the bound), in the part it reads for."""
+    words = ["cells", "mirrors", "towers", "deserts", "roofs", "batteries", "tariffs", "inverters", "farms", "grids"]
+    strong = [doc(i, f"Page {i}", f"Solar power strong {w} {w}ness of {w}ville.") for i, w in enumerate(words)]
+    results = [*strong, doc(10, "Weak page", "Solar power weak link between two counties.")]
+    reader = GivenReader({"strong": 0.9, "weak": 0.4})
+
+    def cites(brief):
+        return [n for part in brief for s in part["sentences"] for n in s["sources"]]
+
+    plain = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.3)
+    assert 11 not in cites(plain) and sum(len(p["sentences"]) for p in plain) == MAX_SENTENCES
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.3, cited=[10, 10])
+    assert 11 in cites(brief) and sum(len(p["sentences"]) for p in brief) == MAX_SENTENCES
+    assert any("weak link" in s["text"] for s in brief[1]["sentences"])  # the solar part: the one it reads for
+    # a cited source none of whose sentences may be shown (below the threshold) is not forced in
+    low = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.5, cited=[10])
+    assert 11 not in cites(low)
