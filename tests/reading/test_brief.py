@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief
+from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief, named_by_on_topic
 from saturate.nodes.reading.reader import Read, Reader
 from saturate.views.brief import brief_text, mark
 
@@ -150,3 +150,24 @@ def test_every_source_the_answer_cites_is_cited_in_the_brief():
     # a cited source none of whose sentences may be shown (below the threshold) is not forced in
     low = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.5, cited=[10])
     assert 11 not in cites(low)
+
+
+def test_a_page_an_on_topic_source_names_may_be_quoted_another_off_topic_one_not():
+    """The second page of a multi-hop question shares no word with it and is marked off topic; the first page names
+    it, so the brief may quote it. An off-topic page nothing on topic names stays out (the aurora in climate change)."""
+    results = [
+        doc(1, "Solar power", "Solar power is the conversion of sunlight into electricity, pioneered at Bell Labs."),
+        doc(2, "Bell Labs", "Solar power research at this laboratory produced the first practical silicon cell."),
+        doc(3, "Aurora (astronomy)", "Solar power of the wind makes an aurora glow in polar skies."),
+    ]
+    reader = GivenReader({"Solar power": 0.9})
+    on_topic = [True, False, False]
+    (_, solar) = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, on_topic, min_p=0.3)
+    quoted = {n for s in solar["sentences"] for n in s["sources"]}
+    assert quoted == {1, 2}  # Bell Labs is named by the on-topic page ("(astronomy)" aside, Aurora is not)
+    assert (
+        named_by_on_topic([("A", "x"), ("Bell Labs", "y"), ("Aurora", "z")], [True, False, False])
+        == [True] + [False] * 2
+    )
+    assert named_by_on_topic([("Solar", "The bell labs cell."), ("Bell Labs", "y")], [True, False]) == [True, True]
+    assert named_by_on_topic([("S", "Go on."), ("Go", "y")], [True, False]) == [True, False]  # too short to name
