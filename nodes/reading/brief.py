@@ -3,8 +3,8 @@ cited and marked as the sources bear them out (the seeds' verification and trian
 
 1. For each part (``reading.parts``), the reader (``reading.reader``) reads the candidate sentences of the accepted
    results against the part's ``ask``; a sentence whose ``p`` reaches ``min_p`` (the setting ``brief_min_p``, chosen
-   on half A of the public sets by ``saturate bench brief``) from an on-topic source, or from a page an on-topic
-   source names (``named_by_on_topic``: a multi-hop question's second page), may be shown.
+   on half A of the public sets by ``saturate bench brief``) from an on-topic source, or from a page the question or
+   an on-topic source names (``named_by_on_topic``: a multi-hop question's second page), may be shown.
 2. At most ``MAX_SENTENCES`` in all, each part its share first (``per_part``), the most likely first; one of two
    sentences saying the same thing (``extractive.near_duplicate``) is left out, across parts too. Then each source
    the direct answer cites (``cited``) that the brief does not cite yet gives its best sentence, in the part it reads
@@ -63,7 +63,7 @@ def build_brief(
     docs = result_docs(results, pages)
     sentences = [[folded_terms(f"{t}. {s}") for s in split_sentences(x or "")] for t, x in docs]
     sites = [r.get("url", "") or str(i) for i, r in enumerate(results)]  # a page is a source
-    keep = named_by_on_topic(docs, on_topic) if on_topic is not None else [True] * len(results)
+    keep = named_by_on_topic(docs, on_topic, task) if on_topic is not None else [True] * len(results)
     read_parts: list[list[Read]] = []
     for part, own in zip(parts, own_words(parts)):
         ask = reader_question(part) or task
@@ -123,13 +123,14 @@ def build_brief(
     return out
 
 
-def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool]) -> list[bool]:
+def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool], task: str = "") -> list[bool]:
     """Which sources the brief may quote: the on-topic ones, and a source whose subject (its title, a trailing
-    "(disambiguation)" aside, at least ``LINK_MIN_CHARS``) an on-topic source names — the page a multi-hop question's
-    first page leads to, whose words the question does not share (of hotpotqa's gold paragraphs that the brief left
-    out, 53 of 57 were such pages marked off topic; `saturate bench brief`)."""
+    "(disambiguation)" aside, at least ``LINK_MIN_CHARS``) the question or an on-topic source names — a comparison's
+    side that the topic floor left out, the page a multi-hop question's first page leads to, whose words the question
+    does not share (of hotpotqa's gold paragraphs the brief left out on half A, 53 of 57 were such pages marked off
+    topic; with them quoted both gold paragraphs were cited 0.413 -> 0.793: `saturate bench brief`)."""
     keep = list(on_topic)
-    said = [text for (_, text), on in zip(docs, on_topic) if on]
+    said = [task] + [text for (_, text), on in zip(docs, on_topic) if on]
     for k, (title, _) in enumerate(docs):
         name = _DISAMBIGUATION.sub("", title).strip()
         if not keep[k] and len(name) >= LINK_MIN_CHARS:

@@ -171,3 +171,5 @@ def test_a_page_an_on_topic_source_names_may_be_quoted_another_off_topic_one_not
     )
     assert named_by_on_topic([("Solar", "The bell labs cell."), ("Bell Labs", "y")], [True, False]) == [True, True]
     assert named_by_on_topic([("S", "Go on."), ("Go", "y")], [True, False]) == [True, False]  # too short to name
+    # a page the question itself names (a comparison's side the topic floor left out)
+    assert named_by_on_topic([("A", "x"), ("Duke Energy", "y")], [True, False], "Is Duke Energy in Ohio?") == [True] * 2
