@@ -105,6 +105,11 @@ def cited_numbers(answer: str) -> list[int]:
     return list(dict.fromkeys(int(n) for n in _CITE.findall(answer)))
 
 
+def cited_sources(answer: str, count: int) -> list[int]:
+    """The 0-based indices of the ``count`` numbered sources that the answer cites, in order of first citation."""
+    return [n - 1 for n in cited_numbers(answer) if 0 < n <= count]
+
+
 def fit_reply(answer: str, limit: int = ANSWER_MAX_CHARS) -> tuple[str, bool]:
     """``answer`` cut to whole sentences (each with the citations after it) within ``limit``; (text, cut).
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._answer import answer_task, cited_numbers, trained_reader
+from saturate.nodes._answer import answer_task, cited_sources, trained_reader
 from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
@@ -191,7 +191,7 @@ def question_brief(
     on_topic = [bool(ref.on_topic) for ref in answered.sources]
     # every source the answer cites is cited in the brief too (both gold paragraphs of hotpotqa 0.413 -> 0.430,
     # A 0.47 -> 0.49 / B 0.35 -> 0.36, the open questions' nuggets the same: `saturate bench brief`)
-    cited = [n - 1 for n in cited_numbers(answered.answer) if 0 < n <= len(accepted)]
+    cited = cited_sources(answered.answer, len(accepted))
     brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p, cited)
     if runtime.context.chat_model is not None and brief:
         numbered = {

@@ -92,16 +92,14 @@ def build_brief(
                 break
             take(i, x)
     have = {x.candidate.doc for picked in chosen for x in picked}
-    for d in dict.fromkeys(cited):  # a source the answer cites: its best sentence, in the part it reads best for
-        if d in have:
-            continue
+    for d in dict.fromkeys(d for d in cited if d not in have):  # its best sentence, in the part it reads best for
         best = max(
             ((x.p, i, x) for i, reads in enumerate(read_parts) for x in reads if x.candidate.doc == d),
             key=lambda t: t[0],
             default=None,
         )
-        if best is not None and take(best[1], best[2]):
-            have.add(d)
+        if best is not None:
+            take(best[1], best[2])
     rest = sorted(
         ((x.p, i, x) for i, reads in enumerate(read_parts) for x in reads if x not in chosen[i]),
         key=lambda t: (-t[0], t[1], t[2].candidate.doc, t[2].candidate.order),

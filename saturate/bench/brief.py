@@ -33,7 +33,7 @@ from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import eval_data_if_named, home_dir
-from saturate.nodes._answer import cited_numbers
+from saturate.nodes._answer import cited_sources
 from saturate.nodes.reading.brief import build_brief
 from saturate.nodes.reading.parts import question_parts
 from saturate.nodes.reading.reader import shipped_reader
@@ -72,7 +72,7 @@ def session(graph, source, question: str, overrides: dict, seed: int, embeddings
 def brief_at(run: dict, question: str, t: float) -> list[dict]:
     """The brief at threshold ``t``, as ``decide`` builds it (the sources the answer cites cited in it too)."""
     on_topic = run["on_topic"] if len(run["on_topic"]) == len(run["results"]) else None
-    cited = [n - 1 for n in cited_numbers(run["answer"]) if 0 < n <= len(run["results"])]
+    cited = cited_sources(run["answer"], len(run["results"]))
     return build_brief(shipped_reader(), question, run["parts"], run["results"], run["texts"], on_topic, t, cited)
 
 

@@ -68,7 +68,6 @@ def cpu_and_rss(cmd: list[str], env: dict) -> tuple[float, float]:
             env=env,
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
-            capture_output=False,
             stdout=subprocess.PIPE,
             stderr=err,
         )
