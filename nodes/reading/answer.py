@@ -205,14 +205,15 @@ def reader_answer(
         return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
+    rules = extractive_answer(task, results, pages)[0] if with_rules else NOT_ANSWERED
     if level == "likely":
         answer = compose(task, chosen, LIKELY_PREFIX)
+        if not rules.startswith(NOT_ANSWERED):  # after the reader's sentences, the rules' where room is left
+            answer = _append_rules(answer, rules, LIKELY_PREFIX)
     else:
         answer = compose(task, chosen)
-        if with_rules:
-            rules, _ = extractive_answer(task, results, pages)
-            if not rules.startswith(NOT_ANSWERED):
-                answer = _with_rules(answer, chosen[0], rules)
+        if not rules.startswith(NOT_ANSWERED):
+            answer = _with_rules(answer, chosen[0], rules)
     cited = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
     best = reads[0]
     short = best.span_text if level == "answered" and best.span_p >= SHORT_MIN_SPAN_P else ""
@@ -229,16 +230,22 @@ def _with_rules(lead: str, best: Read, rules: str) -> str:
     out = first.group(0).strip() if first else lead
     if len(out) > ANSWER_MAX_CHARS:
         return lead
-    shown = {" ".join(stems(_CITATIONS.sub("", out)))}
+    return _append_rules(out, rules)
+
+
+def _append_rules(out: str, rules: str, prefix: str = "") -> str:
+    """``out`` (its sentences after ``prefix``), then the rules' sentences as far as ``ANSWER_MAX_CHARS`` allows,
+    none near a sentence already shown."""
+    shown = [stems(_CITATIONS.sub("", part.removeprefix(prefix))) for part in _CITED_PART.findall(out)]
     for part in _CITED_PART.findall(rules):
         text = part.strip()
         words = stems(_CITATIONS.sub("", text))
-        if any(near_duplicate(words, frozenset(s.split())) for s in shown):
+        if any(near_duplicate(words, s) for s in shown):
             continue
         if len(out) + 1 + len(text) > ANSWER_MAX_CHARS:
             break
         out = f"{out} {text}"
-        shown.add(" ".join(words))
+        shown.append(words)
     return out
 
 

@@ -3,7 +3,7 @@ takes the answer away (issue 42, item 8). The reads are made by hand: what is te
 
 from __future__ import annotations
 
-from saturate.nodes.reading.answer import LIKELY_PREFIX, _with_rules, chosen_reads, compose
+from saturate.nodes.reading.answer import LIKELY_PREFIX, _append_rules, _with_rules, chosen_reads, compose
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
 from saturate.nodes.reading.reader import Candidate, Read
 
@@ -51,3 +51,15 @@ def test_a_likely_answer_says_so_and_stays_within_the_limit():
     x = read(0, "Paris", "Paris is the capital of France. " * 20)
     out = compose("What is the capital of France?", [x], LIKELY_PREFIX)
     assert out.startswith(LIKELY_PREFIX) and out.endswith("[1]") and len(out) <= ANSWER_MAX_CHARS
+
+
+def test_a_likely_answer_keeps_the_readers_sentences_then_the_rules_where_room_is_left():
+    """A likely answer's sentences are the reader's, all of them; the rules' follow while the limit allows, none
+    said twice (on hotpotqa the rules' bridge sentence is what holds the answer: docs/reader.md)."""
+    a = read(0, "Sky", "Rayleigh scattering makes the sky look blue.", 0.08)
+    c = read(1, "Light", "Blue light is scattered more than red light.", 0.06)
+    lead = compose("Why is the sky blue?", [a, c], LIKELY_PREFIX)
+    rules = "Blue light is scattered more than red light. [2] Sunlight holds every colour. [3] " + "Long. " * 60 + "[4]"
+    out = _append_rules(lead, rules, LIKELY_PREFIX)
+    assert out == f"{lead} Sunlight holds every colour. [3]"
+    assert out.startswith(LIKELY_PREFIX) and len(out) <= ANSWER_MAX_CHARS
