@@ -302,13 +302,15 @@ def answer_task(
     confident_p: float = 0.0,
     embeddings=None,
     judge: Reader | None = None,
+    rules_words: int = 0,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
     a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
     extractive rules lead with; ``reader``: the trained reader (``reading.answer``), None for the rules;
     ``embeddings``: the session's embedding model, which reads a question not in English (``reading.crosslingual``);
     ``judge``: the trained reader that judges the model's answer (``judged_by_reader``; ``reader`` when None), None
-    for no judgement."""
+    for no judgement; ``rules_words``: ``reader_rules_words`` (a long question the reader reads nothing plausible
+    for gets the rules' answer, as likely)."""
     judge = judge if judge is not None else reader
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
@@ -333,11 +335,17 @@ def answer_task(
         )
         reader_p = read.best_p
     elif not answer and reader is not None and verdict is None:
-        read = reader_answer(reader, task, results, pages, min_p, confident_p)
+        read = reader_answer(reader, task, results, pages, min_p, confident_p, rules_words=rules_words)
         answer, method, level, short = read.answer, "reader", read.level, read.short
         notes.append(
             f"reader: {read.level}, confidence {read.best_p:.3f} (answered from {max(confident_p, min_p):g}, "
             f"not found below {min_p:g})"
+            + (
+                f"; nothing plausible read for a question of {rules_words} words or more: the extractive rules' "
+                "answer given as likely"
+                if read.by_rules
+                else ""
+            )
         )
         reader_p = read.best_p
     if not answer:

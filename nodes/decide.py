@@ -257,6 +257,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         settings.reader_confident_p,
         multilingual_reader(runtime.context, settings, task),
         judge,
+        settings.reader_rules_words,
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value

@@ -58,11 +58,12 @@ INSTRUCTIONS = (
 # bounds: timeouts, budgets, sizes of what is read) is the operator's, from the server's environment and flags.
 CLIENT_SETTINGS = frozenset(
     """mode max_rounds min_rounds fixed_rounds novelty_threshold novelty_epsilon novelty_method stop_round seed
-    results_per_query exclude_seen retrieval hybrid_weight reader reader_min_p reader_stop_p rerank rerank_depth
-    rerank_weight search_quality_floor knowledge_max_chars url_enrich_count enrich_overlap_max review
-    ddg_region ddg_safesearch ddg_timelimit searxng_categories searxng_language searxng_time_range searxng_safesearch
-    verify_profile verify_threshold verify_min_sources verify_margin verify_max_attempts verify_partial_weight
-    verify_date_window_days duplicate_stop_share empty_stop_queries breadcrumb_limit entity_limit""".split()
+    results_per_query exclude_seen retrieval hybrid_weight reader reader_min_p reader_rules_words reader_stop_p
+    rerank rerank_depth rerank_weight search_quality_floor knowledge_max_chars url_enrich_count enrich_overlap_max
+    review ddg_region ddg_safesearch ddg_timelimit searxng_categories searxng_language searxng_time_range
+    searxng_safesearch verify_profile verify_threshold verify_min_sources verify_margin verify_max_attempts
+    verify_partial_weight verify_date_window_days duplicate_stop_share empty_stop_queries breadcrumb_limit
+    entity_limit""".split()
 )
 SOURCE_SETTINGS = ("source",)  # a client's value must be one the operator allowed (--allow-source)
 

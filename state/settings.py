@@ -60,6 +60,7 @@ DESIGN_NAMES: dict[str, str] = {
 # docs/reader.md)
 READER_MIN_P = 0.06
 READER_CONFIDENT_P = 0.2
+READER_RULES_WORDS = 6
 # brief_min_p's default: chosen on half A of hotpotqa and the open questions (`saturate bench brief`, docs/reader.md)
 BRIEF_MIN_P = 0.0
 # reader_stop_p's default: off. `saturate bench tune --reader` chose 0.15 on half A of the multi-hop sets, where it
@@ -188,6 +189,16 @@ class Settings(BaseModel):
         description="The reader's confidence from which its answer is given as answered; between `reader_min_p` "
         "and this it is given as likely, marked not confirmed (chosen on half A of the public sets by `saturate "
         "bench reader`).",
+    )
+    reader_rules_words: int = Field(
+        default=READER_RULES_WORDS,
+        ge=0,
+        le=100,
+        description="A question of at least this many content words for which the reader reads nothing plausible "
+        "(confidence below `reader_min_p`) gets the extractive rules' answer, marked likely (not confirmed), "
+        'instead of "not found": a long question is most often one no single sentence answers (its answer is '
+        "reached through another page, which the rules link); 0: never. Chosen on half A of the public sets by "
+        "`saturate bench reader`.",
     )
     brief: bool = Field(
         default=True,

@@ -13,7 +13,8 @@
      ``SUPPORT_SHARE`` of the best, not near-duplicates), within ``ANSWER_MAX_CHARS``, each cited ``[n]``;
    - **likely** (≥ ``min_p``): the same sentences after "The sources suggest (not confirmed):";
    - **not found** (below): ``NOT_ANSWERED`` and the titles of the closest sources — only when nothing plausible
-     was read.
+     was read; a long question (``rules_words`` content words or more: ``reader_rules_words``), which no single
+     sentence most often answers, gets the extractive rules' answer instead, as likely, when they have one.
 
 3. Each sentence is shown so it reads alone: prefixed "Title: " when it does not name its source's subject or opens
    with a pronoun ("Orange River: It is the longest river in South Africa."), cut to its clauses around the answer
@@ -63,6 +64,7 @@ class ReaderAnswer:
     level: Level = "not found"
     short: str = ""
     reads: list[Read] = field(default_factory=list)
+    by_rules: bool = False  # nothing plausible read for a long question: the extractive rules' answer, as likely
 
 
 def reader_answers(chains: Sequence[Mapping[str, Any]]) -> bool:
@@ -198,10 +200,16 @@ def reader_answer(
     min_p: float,
     confident_p: float = 0.0,
     with_rules: bool = True,
+    rules_words: int = 0,
 ) -> ReaderAnswer:
     reads = read_results(reader, task, results, pages)
     conf = confidence(reader, reads)
     if not reads or conf < min_p:
+        long = with_rules and long_question(task, rules_words)
+        rules = extractive_answer(task, results, pages)[0] if long else NOT_ANSWERED
+        answer = LIKELY_PREFIX if rules.startswith(NOT_ANSWERED) else _append_rules(LIKELY_PREFIX, rules, LIKELY_PREFIX)
+        if answer != LIKELY_PREFIX:  # a rules' sentence fits: given as likely, not "not found"
+            return ReaderAnswer(answer, _cited(answer), conf, True, "likely", "", reads, by_rules=True)
         return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
@@ -214,10 +222,19 @@ def reader_answer(
         answer = compose(task, chosen)
         if not rules.startswith(NOT_ANSWERED):
             answer = _with_rules(answer, chosen[0], rules)
-    cited = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
     best = reads[0]
     short = best.span_text if level == "answered" and best.span_p >= SHORT_MIN_SPAN_P else ""
-    return ReaderAnswer(answer, cited, conf, True, level, short, reads)
+    return ReaderAnswer(answer, _cited(answer), conf, True, level, short, reads)
+
+
+def _cited(answer: str) -> list[int]:
+    return [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
+
+
+def long_question(task: str, rules_words: int) -> bool:
+    """Whether ``task`` has at least ``rules_words`` content words (stems; 0: never): where the reader reads nothing
+    plausible, such a question gets the rules' answer as likely (``reader_rules_words``, docs/reader.md)."""
+    return rules_words > 0 and len(stems(task)) >= rules_words
 
 
 def _with_rules(lead: str, best: Read, rules: str) -> str:

@@ -18,7 +18,10 @@ found". Per question:
 ``reader_min_p`` is the threshold with the most ``right`` on half A of all sets together (each set weighing the
 same). ``reader_confident_p`` splits the rest into **answered** and **likely** (shown, marked not confirmed): the
 lowest on ``CONFIDENT_GRID`` from which the reader's answered questions of half A hold a gold answer at least
-``ANSWERED_PRECISION`` of the time. Every figure is printed for half A and half B. The targets (issue 43): of the
+``ANSWERED_PRECISION`` of the time. ``reader_rules_words`` (then, at that ``reader_min_p``): the ``WORDS_GRID``
+value with the most ``right`` on half A when a question of that many content words or more that the reader would
+say "not found" for gets the extractive rules' answer instead (``other_way``: recorded for every question), as
+likely. Every figure is printed for half A and half B. The targets (issue 43): of the
 "not found" answers, at least 60 % honest (no accepted source holds a gold answer: ``not_found_honest``).
 """
 
@@ -40,6 +43,7 @@ from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes._answer import answer_task
 from saturate.nodes._model import ModelUsage
 from saturate.nodes.reading.extractive import NOT_ANSWERED
+from saturate.nodes.reading.question import stems
 from saturate.nodes.reading.reader import shipped_reader
 from saturate.nodes.reading.slots import result_texts
 from saturate.state.context import Context
@@ -49,6 +53,7 @@ from saturate.state.settings import load_settings
 SETS = ("musique", "hotpotqa", "webq")
 GRID = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
 CONFIDENT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+WORDS_GRID = (0, 4, 5, 6, 7, 8, 9, 10, 12)  # reader_rules_words (0: never)
 ANSWERED_PRECISION = 0.6
 NOT_FOUND_HONEST_MIN = 0.60
 EVERYDAY = Path(__file__).with_name("everyday.jsonl")
@@ -67,6 +72,8 @@ class Reading:
     f1: float
     seconds: float
     other_hit: bool | None = None  # the other way's answer (the reader's for the rules' questions, and back)
+    other_not_found: bool | None = None  # the other way's answer says "not found"
+    words: int = 0  # the question's content words (``reading.answer.long_question``)
 
 
 def other_way(task: str, results: list[dict], texts: dict[str, str], by_reader: bool) -> str:
@@ -78,7 +85,8 @@ def other_way(task: str, results: list[dict], texts: dict[str, str], by_reader: 
 
 
 def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings, multi_hop: bool) -> Reading:
-    settings = load_settings({"seed": seed, **overrides, "reader_min_p": 0.0}, env={})
+    # no threshold in the session: "not found" and the long questions' rules answer are applied offline (``at``)
+    settings = load_settings({"seed": seed, **overrides, "reader_min_p": 0.0, "reader_rules_words": 0}, env={})
     t0 = time.perf_counter()
     out = graph.invoke(initial_state(task["question"], settings), context=Context(source=source, embeddings=embeddings))
     seconds = time.perf_counter() - t0
@@ -105,36 +113,50 @@ def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings,
         f1=round(token_f1(short, golds), 4),
         seconds=seconds,
         other_hit=found(other, golds) if results else None,
+        other_not_found=other.startswith(NOT_ANSWERED) if results else None,
+        words=len(stems(task["question"])),
     )
 
 
-def at(runs: list[Reading], t: float, confident: float = 0.0) -> dict:
-    """The figures of ``runs`` when the reader's questions whose confidence is below ``t`` say "not found" and those
-    from ``confident`` on are answered (the rest likely)."""
+def at(runs: list[Reading], t: float, confident: float = 0.0, words: int = 0) -> dict:
+    """The figures of ``runs`` when the reader's questions whose confidence is below ``t`` say "not found" (those of
+    ``words`` content words or more get the rules' answer instead, as likely; 0: none) and those from ``confident``
+    on are answered (the rest likely)."""
     n = len(runs) or 1
 
+    def routed(r: Reading) -> bool:  # nothing plausible read for a long question: the rules' answer
+        return r.by_reader and (r.p < t or r.said_not_found) and words > 0 and r.words >= words
+
     def nf(r: Reading) -> bool:
+        if routed(r):
+            return bool(r.other_not_found)
         return r.said_not_found or (r.by_reader and r.p < t)
 
+    def hit(r: Reading) -> bool:
+        if routed(r):
+            return bool(r.other_hit) and not r.other_not_found
+        return r.hit and not nf(r)
+
     said_nf = [r for r in runs if nf(r)]
-    sure = [r for r in runs if r.by_reader and not nf(r) and r.p >= confident]
-    likely = [r for r in runs if r.by_reader and not nf(r) and r.p < confident]
+    sure = [r for r in runs if r.by_reader and not nf(r) and not routed(r) and r.p >= confident]
+    likely = [r for r in runs if r.by_reader and not nf(r) and (routed(r) or r.p < confident)]
 
     no_gold = [r for r in runs if not r.in_sources]
     held = [r for r in runs if r.hit]  # the answer given with no threshold holds a gold answer
     return {
-        "answer": round(sum(r.hit and not nf(r) for r in runs) / n, 4),
-        "right": round(sum((not r.in_sources) if nf(r) else r.hit for r in runs) / n, 4),
+        "answer": round(sum(hit(r) for r in runs) / n, 4),
+        "right": round(sum((not r.in_sources) if nf(r) else hit(r) for r in runs) / n, 4),
         "not_found": round(sum(nf(r) for r in runs) / n, 4),
         "not_found_no_gold": round(sum(nf(r) for r in no_gold) / len(no_gold), 4) if no_gold else None,
         "not_found_answered": round(sum(nf(r) for r in held) / len(held), 4) if held else None,
         "not_found_honest": round(sum(not r.in_sources for r in said_nf) / len(said_nf), 4) if said_nf else None,
         "answered": round(len(sure) / n, 4),
-        "answered_precision": round(sum(r.hit for r in sure) / len(sure), 4) if sure else None,
+        "answered_precision": round(sum(hit(r) for r in sure) / len(sure), 4) if sure else None,
         "likely": round(len(likely) / n, 4),
-        "likely_precision": round(sum(r.hit for r in likely) / len(likely), 4) if likely else None,
-        "em": round(sum(r.em for r in runs if not nf(r)) / n, 4),
-        "f1": round(sum(r.f1 for r in runs if not nf(r)) / n, 4),
+        "likely_precision": round(sum(hit(r) for r in likely) / len(likely), 4) if likely else None,
+        "by_rules_likely": round(sum(routed(r) and not nf(r) for r in runs) / n, 4),
+        "em": round(sum(r.em for r in runs if not nf(r) and not routed(r)) / n, 4),
+        "f1": round(sum(r.f1 for r in runs if not nf(r) and not routed(r)) / n, 4),
         "in_sources": round(sum(r.in_sources for r in runs) / n, 4),
         "by_reader": round(sum(r.by_reader for r in runs) / n, 4),
         # the rules' questions (multi-hop, comparisons): a gold answer in their answer, and in the reader's
@@ -166,6 +188,16 @@ def choose_confident(per_set: dict[str, list[Reading]], min_p: float, half: str 
         if sure and sum(r.hit for r in sure) / len(sure) >= ANSWERED_PRECISION:
             return c
     return CONFIDENT_GRID[-1]
+
+
+def choose_words(per_set: dict[str, list[Reading]], min_p: float, half: str = "A") -> int:
+    """``reader_rules_words``: the ``WORDS_GRID`` value with the most ``right`` on ``half`` at ``min_p``, each set
+    weighing the same; among ties never (0), else the longest questions only."""
+
+    def score(k: int) -> float:
+        return sum(at([r for r in runs if r.half == half], min_p, words=k)["right"] for runs in per_set.values())
+
+    return max(WORDS_GRID, key=lambda k: (round(score(k), 6), k == 0, k))
 
 
 def tasks_of(name: str, data: Path, limit: int | None) -> list[dict]:
@@ -229,29 +261,40 @@ def run(args) -> int:
         say(f"{name}: {len(tasks)} questions read")
     chosen = choose(per_set)
     confident = choose_confident(per_set, chosen)
+    words = choose_words(per_set, chosen)
     out: dict = {
         "chosen_min_p": chosen,
         "default_min_p": settings.reader_min_p,
         "chosen_confident_p": confident,
         "default_confident_p": settings.reader_confident_p,
+        "chosen_rules_words": words,
+        "default_rules_words": settings.reader_rules_words,
         "sets": {},
     }
     for name, runs in per_set.items():
         halves = {h: [r for r in runs if r.half == h] for h in ("A", "B")}
         out["sets"][name] = {
             "chosen": {
-                "all": at(runs, chosen, confident),
-                **{h: at(rs, chosen, confident) for h, rs in halves.items()},
+                "all": at(runs, chosen, confident, words),
+                **{h: at(rs, chosen, confident, words) for h, rs in halves.items()},
             },
-            "default": {"all": at(runs, settings.reader_min_p, settings.reader_confident_p)},
+            "default": {
+                "all": at(runs, settings.reader_min_p, settings.reader_confident_p, settings.reader_rules_words)
+            },
             "grid": {str(t): {h: at(rs, t)["right"] for h, rs in halves.items()} for t in GRID},
+            "words_grid": {
+                str(k): {h: at(rs, chosen, words=k)["right"] for h, rs in halves.items()} for k in WORDS_GRID
+            },
             "seconds": round(sum(r.seconds for r in runs) / (len(runs) or 1), 4),
         }
     if args.everyday:
         source = open_corpus(None, index, settings)
         # at the threshold chosen here (the default is that choice, unless --reader-min-p says otherwise)
         rows = everyday(
-            graph, source, {"reader_min_p": chosen, "reader_confident_p": confident, **overrides}, embeddings
+            graph,
+            source,
+            {"reader_min_p": chosen, "reader_confident_p": confident, "reader_rules_words": words, **overrides},
+            embeddings,
         )
         out["everyday"] = {"right": sum(r["right"] for r in rows), "questions": len(rows), "rows": rows}
     out["seconds"] = round(time.perf_counter() - t0, 1)
@@ -261,7 +304,8 @@ def run(args) -> int:
         return 0
     print(
         f"== reader: min_p chosen on half A = {chosen} (the default is {settings.reader_min_p}); confident_p chosen "
-        f"on half A = {confident} (the default is {settings.reader_confident_p}); cells: all (A / B)"
+        f"on half A = {confident} (the default is {settings.reader_confident_p}); rules_words chosen on half A = "
+        f"{words} (the default is {settings.reader_rules_words}); cells: all (A / B)"
     )
     cols = (
         "answer",
@@ -272,6 +316,7 @@ def run(args) -> int:
         "answered",
         "answered_precision",
         "likely_precision",
+        "by_rules_likely",
         "em",
         "f1",
         "by_reader",
@@ -293,6 +338,17 @@ def run(args) -> int:
                 f"{sum(out['sets'][n]['grid'][str(t)][h] for n in per_set) / len(per_set):.3f}" for h in ("A", "B")
             )
             for t in GRID
+        )
+    )
+    print(
+        f"right (A / B) by rules_words at min_p {chosen} (0: never): "
+        + "  ".join(
+            f"{k}: "
+            + "/".join(
+                f"{sum(out['sets'][n]['words_grid'][str(k)][h] for n in per_set) / len(per_set):.3f}"
+                for h in ("A", "B")
+            )
+            for k in WORDS_GRID
         )
     )
     for name, s in out["sets"].items():

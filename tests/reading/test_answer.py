@@ -73,3 +73,43 @@ def test_the_reader_answers_single_questions_and_leaves_multi_hop_and_comparison
     )
     assert not reader_answers(parse_chains("Who was born first, Mark Twain or Charles Dickens?"))
     assert not reader_answers(parse_chains("Are Oliver Stone and Wes Anderson both directors?"))
+
+
+def test_a_long_question_with_nothing_plausible_read_gets_the_rules_answer_as_likely_a_short_one_not_found():
+    """``reader_rules_words``: below ``reader_min_p`` a question of that many content words or more is given the
+    extractive rules' answer, marked likely and cited; a shorter one, or the setting at 0, says "not found"."""
+    from saturate.nodes.reading.answer import long_question
+    from saturate.nodes.reading.question import stems
+
+    long_task = "Which painter of the Italian Renaissance made the half-length portrait that the Louvre shows?"
+    words = len(stems(long_task))
+    assert long_question(long_task, words) and not long_question(long_task, words + 1)
+    assert not long_question(long_task, 0) and not long_question(MONA, words)
+    routed = reader_answer(shipped_reader(), long_task, RESULTS, {}, 1.0, 1.0, rules_words=words)
+    assert routed.by_rules and routed.answered and routed.level == "likely" and routed.short == ""
+    assert routed.answer.startswith(LIKELY_PREFIX) and routed.answer.endswith("]") and routed.cited
+    assert len(routed.answer) <= ANSWER_MAX_CHARS
+    for rules_words in (0, words + 1):
+        read = reader_answer(shipped_reader(), long_task, RESULTS, {}, 1.0, 1.0, rules_words=rules_words)
+        assert read.level == "not found" and not read.by_rules and read.answer.startswith(NOT_ANSWERED)
+    short = reader_answer(shipped_reader(), MONA, RESULTS, {}, 1.0, 1.0, rules_words=1)
+    assert short.by_rules  # one word is enough at rules_words 1: the setting, not the question kind, decides
+
+
+def test_a_session_passes_reader_rules_words_to_its_answer_and_says_so(home, tmp_path):
+    """The setting reaches ``decide``: a long question whose reader is never sure enough (``reader_min_p`` 1) is
+    answered by the rules as likely, and the session's notes say why; at 0 it says "not found"."""
+    import json
+
+    from saturate.graph.api import research
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": r["url"], "title": r["title"], "text": r["snippet"]}) + "\n" for r in RESULTS)
+    )
+    task = "Which painter of the Italian Renaissance made the half-length portrait that the Louvre shows?"
+    on = research(task, corpus=str(corpus), thread_id="on", reader_min_p=1.0, reader_rules_words=6, max_rounds=1)
+    assert on.debug["reader_level"] == "likely" and on.answer.startswith(LIKELY_PREFIX)
+    assert any("the extractive rules' answer given as likely" in n for n in on.debug["notes"])
+    off = research(task, corpus=str(corpus), thread_id="off", reader_min_p=1.0, reader_rules_words=0, max_rounds=1)
+    assert off.debug["reader_level"] == "not found" and off.answer.startswith(NOT_ANSWERED)
