@@ -196,9 +196,10 @@ class Settings(BaseModel):
         le=100,
         description="A question of at least this many content words for which the reader reads nothing plausible "
         "(confidence below `reader_min_p`) gets the extractive rules' answer, marked likely (not confirmed), "
-        'instead of "not found": a long question is most often one no single sentence answers (its answer is '
-        "reached through another page, which the rules link); 0: never. Chosen on half A of the public sets by "
-        "`saturate bench reader`.",
+        'instead of "not found"; where the reader reads something plausible, the rules\' sentences lead and the '
+        "reader's follow. A long question is most often one no single sentence answers (its answer is reached "
+        "through another page, which the rules link); 0: never. Chosen on half A of the public sets by `saturate "
+        "bench reader`.",
     )
     brief: bool = Field(
         default=True,

@@ -33,8 +33,8 @@ def test_below_the_threshold_a_long_question_takes_the_rules_answer_a_short_one_
         reading("A", p=0.01, hit=False, in_sources=True, words=9, other_hit=True),
         # short, nothing in the sources: "not found" is right
         reading("A", p=0.01, hit=False, in_sources=False, words=3, other_hit=False),
-        # plausible: the reader's own answer stands, whatever the length
-        reading("A", p=0.5, hit=True, in_sources=True, words=9, other_hit=False),
+        # plausible and short: the reader's own answer stands
+        reading("A", p=0.5, hit=True, in_sources=True, words=3, other_hit=False),
     ]
     off = at(runs, 0.06, 0.2, words=0)
     assert off["answer"] == round(1 / 3, 4) and off["right"] == round(2 / 3, 4) and off["not_found"] == round(2 / 3, 4)
@@ -43,6 +43,10 @@ def test_below_the_threshold_a_long_question_takes_the_rules_answer_a_short_one_
     assert on["answer"] == round(2 / 3, 4) and on["right"] == 1.0 and on["not_found"] == round(1 / 3, 4)
     assert on["by_rules_likely"] == round(1 / 3, 4) and on["likely"] == round(1 / 3, 4)
     assert on["not_found_honest"] == 1.0
+    # plausible and long: the rules' sentences lead, and only what the rules' answer holds is counted
+    led = [reading("A", p=0.5, hit=False, in_sources=True, words=9, other_hit=True)]
+    assert at(led, 0.06, words=6)["answer"] == 1.0 and at(led, 0.06, words=0)["answer"] == 0.0
+    assert at(led, 0.06, words=10)["answer"] == 0.0  # shorter than the setting: the reader's answer
     # the rules saying "not found" themselves: still "not found" (honest here: nothing in the sources)
     nothing = [reading("A", p=0.01, hit=False, in_sources=False, words=9, other_hit=False, other_nf=True)]
     assert at(nothing, 0.06, words=6)["not_found"] == 1.0 and at(nothing, 0.06, words=6)["right"] == 1.0

@@ -214,7 +214,16 @@ def reader_answer(
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
     rules = extractive_answer(task, results, pages)[0] if with_rules else NOT_ANSWERED
-    if level == "likely":
+    prefix = LIKELY_PREFIX if level == "likely" else ""
+    lead = (
+        ""
+        if rules.startswith(NOT_ANSWERED) or not long_question(task, rules_words)
+        else _append_rules(prefix, rules, prefix)
+    )
+    if lead and lead != prefix:
+        # a long question: the rules' sentences lead (they link a page to the page it names), the reader's follow
+        answer = _append_reads(lead, chosen, prefix)
+    elif level == "likely":
         answer = compose(task, chosen, LIKELY_PREFIX)
         if not rules.startswith(NOT_ANSWERED):  # after the reader's sentences, the rules' where room is left
             answer = _append_rules(answer, rules, LIKELY_PREFIX)
@@ -261,6 +270,22 @@ def _append_rules(out: str, rules: str, prefix: str = "") -> str:
             continue
         if len(out) + 1 + len(text) > ANSWER_MAX_CHARS:
             break
+        out = f"{out} {text}" if out else text
+        shown.append(words)
+    return out
+
+
+def _append_reads(out: str, chosen: Sequence[Read], prefix: str = "") -> str:
+    """``out`` (its sentences after ``prefix``), then the reader's ``chosen`` sentences, each cited, as far as
+    ``ANSWER_MAX_CHARS`` allows, none near a sentence already shown."""
+    shown = [stems(_CITATIONS.sub("", part.removeprefix(prefix))) for part in _CITED_PART.findall(out)]
+    for x in chosen:
+        words = stems(x.candidate.text)
+        if any(near_duplicate(words, s) for s in shown):
+            continue
+        text = f"{_render(x)} [{x.candidate.doc + 1}]"
+        if len(out) + 1 + len(text) > ANSWER_MAX_CHARS:
+            continue
         out = f"{out} {text}"
         shown.append(words)
     return out

@@ -120,8 +120,8 @@ def read_task(graph, source, task: dict, overrides: dict, seed: int, embeddings,
 
 def at(runs: list[Reading], t: float, confident: float = 0.0, words: int = 0) -> dict:
     """The figures of ``runs`` when the reader's questions whose confidence is below ``t`` say "not found" (those of
-    ``words`` content words or more get the rules' answer instead, as likely; 0: none) and those from ``confident``
-    on are answered (the rest likely)."""
+    ``words`` content words or more get the rules' answer instead, as likely; 0: none; above ``t`` the rules'
+    sentences lead theirs) and those from ``confident`` on are answered (the rest likely)."""
     n = len(runs) or 1
 
     def routed(r: Reading) -> bool:  # nothing plausible read for a long question: the rules' answer
@@ -132,9 +132,14 @@ def at(runs: list[Reading], t: float, confident: float = 0.0, words: int = 0) ->
             return bool(r.other_not_found)
         return r.said_not_found or (r.by_reader and r.p < t)
 
+    def led(r: Reading) -> bool:  # a long question read as plausible: the rules' sentences lead, the reader's follow
+        return r.by_reader and not nf(r) and words > 0 and r.words >= words and r.other_not_found is False
+
     def hit(r: Reading) -> bool:
         if routed(r):
             return bool(r.other_hit) and not r.other_not_found
+        if led(r):  # the rules' answer alone: what the reader's sentences after it add is not counted
+            return bool(r.other_hit)
         return r.hit and not nf(r)
 
     said_nf = [r for r in runs if nf(r)]

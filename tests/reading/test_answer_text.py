@@ -3,7 +3,14 @@ takes the answer away (issue 42, item 8). The reads are made by hand: what is te
 
 from __future__ import annotations
 
-from saturate.nodes.reading.answer import LIKELY_PREFIX, _append_rules, _with_rules, chosen_reads, compose
+from saturate.nodes.reading.answer import (
+    LIKELY_PREFIX,
+    _append_reads,
+    _append_rules,
+    _with_rules,
+    chosen_reads,
+    compose,
+)
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
 from saturate.nodes.reading.reader import Candidate, Read
 
@@ -63,3 +70,19 @@ def test_a_likely_answer_keeps_the_readers_sentences_then_the_rules_where_room_i
     out = _append_rules(lead, rules, LIKELY_PREFIX)
     assert out == f"{lead} Sunlight holds every colour. [3]"
     assert out.startswith(LIKELY_PREFIX) and len(out) <= ANSWER_MAX_CHARS
+
+
+def test_a_long_questions_answer_leads_with_the_rules_then_the_readers_sentences_none_twice():
+    """``reader_rules_words``: for a long question the rules' sentences lead (they link a page to the page it names)
+    and the reader's follow where the limit leaves room, one saying what a rules' sentence says left out."""
+    rules = (
+        "Kiss and Tell starred Shirley Temple as Corliss Archer. [2] Shirley Temple was a United States ambassador. [3]"
+    )
+    lead = _append_rules(LIKELY_PREFIX, rules, LIKELY_PREFIX)
+    assert lead == f"{LIKELY_PREFIX} {rules}"
+    same = read(2, "Kiss and Tell (1945 film)", "Kiss and Tell starred Shirley Temple as Corliss Archer.", 0.1)
+    new = read(0, "Corliss Archer", "Corliss Archer is a fictional teenage girl.", 0.09)
+    long = read(4, "Long", "Words. " * 80, 0.08)
+    out = _append_reads(lead, [same, new, long], LIKELY_PREFIX)
+    assert out == f"{lead} Corliss Archer is a fictional teenage girl. [1]"
+    assert len(out) <= ANSWER_MAX_CHARS
