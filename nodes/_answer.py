@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
-from saturate.nodes.reading.answer import confidence, read_results, reader_answer
+from saturate.nodes.reading.answer import cited_numbers, confidence, read_results, reader_answer
 from saturate.nodes.reading.crosslingual import crosslingual_answer, is_english
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
@@ -98,11 +98,6 @@ def check_citations(answer: str, valid: set[int]) -> tuple[str, list[int]]:
         return ""
 
     return re.sub(r"\s+([.,;:])", r"\1", _CITE.sub(fix, answer)).strip(), removed
-
-
-def cited_numbers(answer: str) -> list[int]:
-    """The [n] the answer cites, in order of first citation."""
-    return list(dict.fromkeys(int(n) for n in _CITE.findall(answer)))
 
 
 def cited_sources(answer: str, count: int) -> list[int]:

@@ -14,7 +14,8 @@
    - **likely** (≥ ``min_p``): the same sentences after "The sources suggest (not confirmed):";
    - **not found** (below): ``NOT_ANSWERED`` and the titles of the closest sources — only when nothing plausible
      was read; a long question (``rules_words`` content words or more: ``reader_rules_words``), which no single
-     sentence most often answers, gets the extractive rules' answer instead, as likely, when they have one.
+     sentence most often answers, gets the extractive rules' answer instead, as likely, when they have one (and,
+     answered or likely, its rules' sentences lead, the reader's follow).
 
 3. Each sentence is shown so it reads alone: prefixed "Title: " when it does not name its source's subject or opens
    with a pronoun ("Orange River: It is the longest river in South Africa."), cut to its clauses around the answer
@@ -207,20 +208,16 @@ def reader_answer(
     if not reads or conf < min_p:
         long = with_rules and long_question(task, rules_words)
         rules = extractive_answer(task, results, pages)[0] if long else NOT_ANSWERED
-        answer = LIKELY_PREFIX if rules.startswith(NOT_ANSWERED) else _append_rules(LIKELY_PREFIX, rules, LIKELY_PREFIX)
-        if answer != LIKELY_PREFIX:  # a rules' sentence fits: given as likely, not "not found"
-            return ReaderAnswer(answer, _cited(answer), conf, True, "likely", "", reads, by_rules=True)
+        answer = _rules_first(task, rules, rules_words, LIKELY_PREFIX)
+        if answer:  # a rules' sentence fits: given as likely, not "not found"
+            return ReaderAnswer(answer, cited_numbers(answer), conf, True, "likely", "", reads, by_rules=True)
         return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
     rules = extractive_answer(task, results, pages)[0] if with_rules else NOT_ANSWERED
     prefix = LIKELY_PREFIX if level == "likely" else ""
-    lead = (
-        ""
-        if rules.startswith(NOT_ANSWERED) or not long_question(task, rules_words)
-        else _append_rules(prefix, rules, prefix)
-    )
-    if lead and lead != prefix:
+    lead = _rules_first(task, rules, rules_words, prefix)
+    if lead:
         # a long question: the rules' sentences lead (they link a page to the page it names), the reader's follow
         answer = _append_reads(lead, chosen, prefix)
     elif level == "likely":
@@ -233,17 +230,27 @@ def reader_answer(
             answer = _with_rules(answer, chosen[0], rules)
     best = reads[0]
     short = best.span_text if level == "answered" and best.span_p >= SHORT_MIN_SPAN_P else ""
-    return ReaderAnswer(answer, _cited(answer), conf, True, level, short, reads)
+    return ReaderAnswer(answer, cited_numbers(answer), conf, True, level, short, reads)
 
 
-def _cited(answer: str) -> list[int]:
-    return [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
+def cited_numbers(answer: str) -> list[int]:
+    """The source numbers ``[n]`` an answer cites, in order of first citation."""
+    return [int(n) for n in dict.fromkeys(_CITE.findall(answer))]
 
 
 def long_question(task: str, rules_words: int) -> bool:
     """Whether ``task`` has at least ``rules_words`` content words (stems; 0: never): where the reader reads nothing
     plausible, such a question gets the rules' answer as likely (``reader_rules_words``, docs/reader.md)."""
     return rules_words > 0 and len(stems(task)) >= rules_words
+
+
+def _rules_first(task: str, rules: str, rules_words: int, prefix: str) -> str:
+    """For a long question (``long_question``), ``prefix`` and the rules' sentences within ``ANSWER_MAX_CHARS``; ""
+    when the question is not long, the rules have no answer, or none of their sentences fits."""
+    if rules.startswith(NOT_ANSWERED) or not long_question(task, rules_words):
+        return ""
+    out = _append_rules(prefix, rules, prefix)
+    return "" if out == prefix else out
 
 
 def _with_rules(lead: str, best: Read, rules: str) -> str:
@@ -262,7 +269,7 @@ def _with_rules(lead: str, best: Read, rules: str) -> str:
 def _append_rules(out: str, rules: str, prefix: str = "") -> str:
     """``out`` (its sentences after ``prefix``), then the rules' sentences as far as ``ANSWER_MAX_CHARS`` allows,
     none near a sentence already shown."""
-    shown = [stems(_CITATIONS.sub("", part.removeprefix(prefix))) for part in _CITED_PART.findall(out)]
+    shown = _shown(out, prefix)
     for part in _CITED_PART.findall(rules):
         text = part.strip()
         words = stems(_CITATIONS.sub("", text))
@@ -278,7 +285,7 @@ def _append_rules(out: str, rules: str, prefix: str = "") -> str:
 def _append_reads(out: str, chosen: Sequence[Read], prefix: str = "") -> str:
     """``out`` (its sentences after ``prefix``), then the reader's ``chosen`` sentences, each cited, as far as
     ``ANSWER_MAX_CHARS`` allows, none near a sentence already shown."""
-    shown = [stems(_CITATIONS.sub("", part.removeprefix(prefix))) for part in _CITED_PART.findall(out)]
+    shown = _shown(out, prefix)
     for x in chosen:
         words = stems(x.candidate.text)
         if any(near_duplicate(words, s) for s in shown):
@@ -291,5 +298,11 @@ def _append_reads(out: str, chosen: Sequence[Read], prefix: str = "") -> str:
     return out
 
 
+def _shown(out: str, prefix: str) -> list[frozenset[str]]:
+    """The stems of each cited sentence of ``out`` (``prefix`` and citations left out)."""
+    return [stems(_CITATIONS.sub("", part.removeprefix(prefix))) for part in _CITED_PART.findall(out)]
+
+
+_CITE = re.compile(r"\[(\d+)\]")
 _CITED_PART = re.compile(r".+?\](?:\s*\[\d+\])*(?=\s|$)")
 _CITATIONS = re.compile(r"\s*\[\d+\]")

@@ -15,7 +15,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from saturate.nodes.reading.answer import LIKELY_PREFIX, ReaderAnswer, compose, not_found, result_docs
+from saturate.nodes.reading.answer import (
+    LIKELY_PREFIX,
+    ReaderAnswer,
+    cited_numbers,
+    compose,
+    not_found,
+    result_docs,
+)
 from saturate.nodes.reading.question import split_sentences
 from saturate.nodes.reading.reader import Candidate, Read
 from saturate.state.text import STOPWORDS
@@ -75,5 +82,5 @@ def crosslingual_answer(
     chosen = [reads[0]] + [r for r in reads[1:2] if best > 0 and r[0] >= SUPPORT_SHARE * best and r[1] != reads[0][1]]
     as_reads = [Read(Candidate(i, 0, docs[i][0], s), round(max(c, 0.0), 6)) for c, i, s in chosen]
     answer = compose(question, as_reads, LIKELY_PREFIX)
-    cited = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", answer))]
+    cited = cited_numbers(answer)
     return ReaderAnswer(answer, cited, round(best, 6), True, "likely", "", as_reads)
