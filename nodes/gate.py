@@ -179,7 +179,7 @@ def covered_parts(
     docs = result_docs(results, result_texts(runtime.context.source, results))
     out = []
     for p, own in zip(parts, own_words(parts)):
-        ask = reader_question(p)
+        ask = reader_question(p)  # its sentences in the brief's order (by shared words: reading.brief)
         covered = bool(p.get("covered")) or any(
             x.p >= settings.brief_min_p and names_part(x, own) for x in reader.read(ask, candidates(ask, docs))
         )

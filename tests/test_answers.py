@@ -294,6 +294,11 @@ class GivenReader:
         z = math.log(confident / (1 - confident))
         self.levels = {"question": {"bias": z, "weights": {}}}
 
+    def candidates(self, question, docs):
+        from saturate.nodes.reading.reader import candidates
+
+        return candidates(question, docs)
+
     def read(self, question, cands):
         from saturate.nodes.reading.reader import Read
 

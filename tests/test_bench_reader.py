@@ -80,7 +80,7 @@ def test_a_run_on_three_questions_prints_every_figure_and_the_choices(home, tmp_
     (data / "webq" / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
     assert main(["bench", "reader", "--data", str(data), "--set", "webq", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["chosen_rules_words"] in WORDS_GRID and out["default_rules_words"] == 6
+    assert out["chosen_rules_words"] in WORDS_GRID and out["default_rules_words"] == 7
     webq = out["sets"]["webq"]
     assert webq["chosen"]["all"]["tasks"] == 3 and set(webq["words_grid"]) == {str(k) for k in WORDS_GRID}
     assert {"by_rules_likely", "answer", "right", "not_found_honest"} <= set(webq["chosen"]["all"])

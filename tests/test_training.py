@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, eval_file
 
 sys.path.insert(0, str(ROOT / "training"))
+import fit_candidates  # noqa: E402
 import fit_levels  # noqa: E402
 import leakage  # noqa: E402
 import reader_pairs  # noqa: E402
@@ -187,3 +188,45 @@ def test_the_calibration_is_fitted_on_held_out_questions_and_recorded_with_the_f
     assert levels["fitted_on"]["questions"] == 31 and levels["fitted_on"]["positive_sentences"] == 31
     assert levels["sentence"]["weights"]["score"] > 0  # a higher score is a likelier answer
     assert Reader(model).levels == levels  # the sha256 file was written anew: the copy loads, checked
+    assert levels["candidates"] == json.loads((MODEL_DIR / "levels.json").read_text())["candidates"]  # kept as it was
+
+
+def _bridge(i: int) -> list[dict]:
+    return [
+        {
+            "title": f"Bridge {i}",
+            "text": f"The bridge {i} over the river is a long bridge of stone. Work on it ended in {1800 + i}.",
+        },
+        {"title": "River", "text": "The river flows to the sea. It is 300 km long and the bridge crosses it."},
+    ]
+
+
+def test_the_candidates_order_is_learned_on_training_sessions_never_an_evaluation_question(tmp_path):
+    """The order in which the reader reads sentences (levels.json's ``candidates``) is learned from the training
+    sessions: here, where the answer is always a year in a sentence sharing fewer of the question's words than the
+    one before it, the learned order reads the year's sentence first and the order by shared words does not."""
+    import shutil
+
+    from saturate.nodes.reading.reader import MODEL_DIR, Reader, candidates
+
+    model = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, model)
+    (tmp_path / "eval" / "webq").mkdir(parents=True)
+    banned = "When was the bridge 7 over the river built?"
+    (tmp_path / "eval" / "webq" / "tasks.jsonl").write_text(json.dumps({"question": banned}) + "\n")
+    rows = [
+        {"question": f"When was the bridge {i} over the river built?", "answers": [str(1800 + i)], "docs": _bridge(i)}
+        for i in range(120)
+    ]
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert fit_candidates.main([str(sessions), "--model", str(model), "--exclude", str(tmp_path / "eval")]) == 0
+    levels = json.loads((model / "levels.json").read_text())
+    fitted = levels["candidates"]["fitted_on"]
+    assert fitted["dropped_as_evaluation_questions"] == 1
+    assert fitted["questions"] + fitted["held_out_questions"] == 119
+    assert levels["sentence"] == json.loads((MODEL_DIR / "levels.json").read_text())["sentence"]  # the rest kept
+    reader = Reader(model)  # the sha256 file written anew: the copy loads, checked
+    question, docs = "When was the bridge 500 over the river built?", [(d["title"], d["text"]) for d in _bridge(500)]
+    assert candidates(question, docs, 1)[0].text.startswith("The bridge 500")  # by shared words
+    assert reader.candidates(question, docs, 1)[0].text == "Work on it ended in 2300."  # learned

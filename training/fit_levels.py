@@ -51,6 +51,9 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=0)
     args = p.parse_args(argv)
     levels_file = args.model / "levels.json"
+    # the candidates' order (fit_candidates.py) is fitted apart and kept as it is
+    before = json.loads(levels_file.read_text()) if levels_file.is_file() else {}
+    kept = {k: v for k, v in before.items() if k == "candidates"}
     identity = {"sentence": {"weights": {"score": 1.0, "overlap": 0.0}, "bias": 0.0}}
     levels_file.write_text(json.dumps(identity) + "\n")  # while fitting
     reader = Reader(args.model, check_sha=False)
@@ -103,6 +106,7 @@ def main(argv=None) -> int:
             "best_holds_answer_by_score_alone": top1["score"],
         },
         "made_by": "training/fit_levels.py (docs/reader.md)",
+        **kept,
     }
     levels_file.write_text(json.dumps(spec, indent=1) + "\n")
     write_sha256(args.model)

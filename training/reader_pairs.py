@@ -9,8 +9,9 @@ SHA-1 of their text (``split_of``): 5 % **validation** (choosing the training st
 per-question levels, ``fit_levels.py``), the rest **train**. A train question gives up to ``GROUPS`` groups of one
 positive and ``NEGATIVES`` negatives: first those holding one of OpenTriviaQA's wrong choices (a sentence about the
 wrong answer), then the ones sharing most of the question's words, then others at random (seeded). Validation and
-calibration questions keep all their run-time candidates, labelled. Writes ``train.jsonl``, ``validation.jsonl``,
-``calibration.jsonl`` and prints the counts.
+calibration questions keep all their run-time candidates, labelled (``--model``: in the order the shipped reader reads
+them, ``fit_candidates.py``; the train groups are drawn from the longer list by shared words as before). Writes
+``train.jsonl``, ``validation.jsonl``, ``calibration.jsonl`` and prints the counts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import random
 import sys
 from pathlib import Path
 
-from saturate.nodes.reading.reader import CANDIDATES, candidates
+from saturate.nodes.reading.reader import CANDIDATES, Prior, candidates
 
 sys.path.insert(0, str(Path(__file__).parent))
 from labels import find_answer  # noqa: E402
@@ -44,8 +45,9 @@ def span_in(sentence: str, row: dict) -> list[int] | None:
     return list(got) if got else None
 
 
-def labelled(row: dict, limit: int) -> list[dict]:
-    cands = candidates(row["question"], [(d.get("title", ""), d.get("text", "")) for d in row["docs"]], limit)
+def labelled(row: dict, limit: int, prior: Prior | None = None) -> list[dict]:
+    docs = [(d.get("title", ""), d.get("text", "")) for d in row["docs"]]
+    cands = candidates(row["question"], docs, limit, prior)
     out = []
     for c in cands:
         read = f"{c.title}. {c.text}" if c.title else c.text
@@ -112,7 +114,16 @@ def main(argv=None) -> int:
     p.add_argument("--exclude", type=Path, default=Path("../shared/data"), help="evaluation data: never trained on")
     p.add_argument("--held-out", type=Path, nargs="*", default=[], help="held-out test splits: never trained on")
     p.add_argument("--seed", type=int, default=13)
+    p.add_argument(
+        "--model",
+        type=Path,
+        help="the folder of a levels.json with the candidates' order (fit_candidates.py): the validation and "
+        "calibration questions' candidates are then those the reader reads at run time",
+    )
     args = p.parse_args(argv)
+    prior = None
+    if args.model is not None:
+        prior = Prior.of(json.loads((args.model / "levels.json").read_text(encoding="utf-8"))["candidates"])
     banned = evaluation_questions(args.exclude) | held_out_questions(args.held_out)
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -137,7 +148,7 @@ def main(argv=None) -> int:
                 for g in groups_of(row, labelled(row, TRAIN_CANDIDATES), rng):
                     write("train", g)
             else:
-                cands = labelled(row, CANDIDATES)
+                cands = labelled(row, CANDIDATES, prior)
                 write(split, {k: row.get(k) for k in ("question", "answers", "patterns", "set")} | {"items": cands})
     if args.anssel:
         train, held = anssel_groups(args.anssel, banned, rng)

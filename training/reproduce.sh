@@ -45,8 +45,13 @@ for c in newest rated sports; do ln -sf "$(realpath "$data/otqa/$c")" "$work/otq
   "$data/otqa"
 "$py" training/sessions.py --search 10 --exclude "$eval_data" "${held[@]}" --out "$work/trivia2.jsonl" "$work/otqa2"
 "$py" training/sessions.py --search 10 --exclude "$eval_data" "${held[@]}" --out "$work/trivia3.jsonl" "$work/otqa3"
+# the order in which the reader reads a session's sentences (levels.json's candidates), learned on the same sessions
+# (~1 min); the pairs' validation and calibration questions then keep the candidates in that order, as at run time
+"$py" training/fit_candidates.py "$work/natural.jsonl" "$work/trivia.jsonl" "$work/trivia2.jsonl" \
+  "$work/trivia3.jsonl" --model nodes/reading/model --exclude "$eval_data" "${held[@]}"
 "$py" training/reader_pairs.py --exclude "$eval_data" "${held[@]}" --anssel "$data/wang-train.csv" \
-  --out "$work/pairs" "$work/natural.jsonl" "$work/trivia.jsonl" "$work/trivia2.jsonl" "$work/trivia3.jsonl"
+  --model nodes/reading/model --out "$work/pairs" \
+  "$work/natural.jsonl" "$work/trivia.jsonl" "$work/trivia2.jsonl" "$work/trivia3.jsonl"
 "$torch_py" training/train_reader.py --pairs "$work/pairs" --base "$base" --out nodes/reading/model \
   --minutes "$minutes"
 "$py" training/fit_levels.py --pairs "$work/pairs" --model nodes/reading/model

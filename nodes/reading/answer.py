@@ -41,7 +41,7 @@ from saturate.nodes.reading.extractive import (
     near_duplicate,
 )
 from saturate.nodes.reading.question import stems, title_subject
-from saturate.nodes.reading.reader import Read, Reader, candidates
+from saturate.nodes.reading.reader import Read, Reader
 from saturate.state.text import clip
 
 SUPPORT_SHARE = 0.5  # a further sentence needs p >= this share of the best one's
@@ -84,7 +84,7 @@ def result_docs(results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> 
 
 def read_results(reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[Read]:
     """Every candidate sentence of ``results`` read, best first."""
-    reads = reader.read(task, candidates(task, result_docs(results, pages)))
+    reads = reader.read(task, reader.candidates(task, result_docs(results, pages)))
     return sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))
 
 

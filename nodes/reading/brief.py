@@ -67,6 +67,8 @@ def build_brief(
     read_parts: list[list[Read]] = []
     for part, own in zip(parts, own_words(parts)):
         ask = reader_question(part) or task
+        # by shared words, not the reader's learned order (learned from single questions' answer sentences, it
+        # lowered both measures of `saturate bench brief` on both halves: docs/reader.md)
         reads = reader.read(ask, candidates(ask, docs))
         reads = [
             x

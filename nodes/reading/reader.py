@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -76,12 +77,89 @@ def pair_text(title: str, sentence: str) -> str:
     return f"{title}. {sentence}" if title else sentence
 
 
-def candidates(question: str, docs: list[tuple[str, str]], limit: int = CANDIDATES) -> list[Candidate]:
-    """The sentences of ``docs`` ((title, text) each) most worth reading for ``question``: ranked by the idf-weighted
-    share of the question's words they (or their source's title) contain, then by source and sentence order; the
-    first ``limit``. A sentence is read once however many sources repeat it."""
+QUESTION_KINDS = ("how many", "how much", "what year", "when", "who", "where", "which", "what", "why", "how")
+CANDIDATE_FEATURES = (
+    "overlap",
+    "sentence_share",
+    "title_share",
+    "log_doc",
+    "log_order",
+    "first",
+    "log_chars",
+    "digit",
+    "year",
+    "log_capitals",
+) + tuple(f"{k}:{f}" for k in (*QUESTION_KINDS, "other") for f in ("digit", "year", "log_capitals", "sentence_share"))
+_YEAR = re.compile(r"\b(?:1\d{3}|20\d\d)\b")
+_CAPITAL = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][a-z]+")
+
+
+def question_kind(question: str) -> str:
+    """The question word it asks with (``QUESTION_KINDS``, the first found in that order), or "other"."""
+    low = question.lower()
+    return next((k for k in QUESTION_KINDS if re.search(rf"\b{k}\b", low)), "other")
+
+
+def candidate_features(
+    kind: str, q: frozenset[str], doc: int, order: int, overlap: float, text: str, text_stems, title_stems
+) -> list[float]:
+    """``CANDIDATE_FEATURES`` of a sentence: its share of the question's words (idf-weighted with its title's, then
+    its own and its title's alone), its source's place among the results and its own in the source, its length,
+    whether it holds a number or a year and how many capitalised words, and these crossed with the question's kind."""
+    n = max(1, len(q))
+    sentence_share = len(text_stems & q) / n
+    digit = float(any(ch.isdigit() for ch in text))
+    year = float(bool(_YEAR.search(text)))
+    capitals = math.log1p(len(_CAPITAL.findall(text)))
+    out = [
+        overlap,
+        sentence_share,
+        len(title_stems & q) / n,
+        math.log1p(doc),
+        math.log1p(order),
+        float(order == 0),
+        math.log(max(MIN_SENTENCE_CHARS, len(text))),
+        digit,
+        year,
+        capitals,
+    ]
+    for k in (*QUESTION_KINDS, "other"):
+        on = float(k == kind)
+        out += [on * digit, on * year, on * capitals, on * sentence_share]
+    return out
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The learned order in which sentences are worth reading (``levels.json``'s ``candidates``, fitted by
+    ``training/fit_candidates.py`` on training sessions): a logistic model of ``CANDIDATE_FEATURES``, standardised."""
+
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    @classmethod
+    def of(cls, spec: dict) -> Prior:
+        names = spec["features"]
+        if tuple(names) != CANDIDATE_FEATURES:
+            raise ValueError(f"its features are not this version's ({len(names)} against {len(CANDIDATE_FEATURES)})")
+        w, m, s = (tuple(float(spec[k][f]) for f in names) for k in ("weights", "mean", "scale"))
+        return cls(w, float(spec["bias"]), m, s)
+
+    def score(self, x: list[float]) -> float:
+        return self.bias + math.fsum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale))
+
+
+def candidates(
+    question: str, docs: list[tuple[str, str]], limit: int = CANDIDATES, prior: Prior | None = None
+) -> list[Candidate]:
+    """The sentences of ``docs`` ((title, text) each) most worth reading for ``question``; the first ``limit``. A
+    sentence is read once however many sources repeat it. Ranked by ``prior`` (the shipped reader's learned order)
+    when given, else by the idf-weighted share of the question's words they (or their source's title) contain; ties
+    by source and sentence order."""
     q = stems(question)
-    pool: list[tuple[int, int, str, str, frozenset[str]]] = []
+    pool: list[tuple[int, int, str, str, frozenset[str], frozenset[str], frozenset[str]]] = []
     seen: set[str] = set()
     for i, (title, text) in enumerate(docs):
         title_stems = stems(title)
@@ -90,7 +168,8 @@ def candidates(question: str, docs: list[tuple[str, str]], limit: int = CANDIDAT
             if len(s) < MIN_SENTENCE_CHARS or key in seen:
                 continue
             seen.add(key)
-            pool.append((i, j, title, s, (stems(s) | title_stems) & q))
+            own = stems(s)
+            pool.append((i, j, title, s, (own | title_stems) & q, own, title_stems))
     if not pool:
         return []
     n = len(pool)
@@ -98,11 +177,19 @@ def candidates(question: str, docs: list[tuple[str, str]], limit: int = CANDIDAT
     idf = {t: math.log(1 + n / df[t]) if df[t] else 0.0 for t in q}
     mass = math.fsum(idf.values()) or 1.0
     scored = [
-        Candidate(i, j, title, s, round(math.fsum(idf[t] for t in sorted(shared)) / mass, 6))
-        for i, j, title, s, shared in pool
+        (Candidate(i, j, title, s, round(math.fsum(idf[t] for t in sorted(shared)) / mass, 6)), own, ts)
+        for i, j, title, s, shared, own, ts in pool
     ]
-    scored.sort(key=lambda c: (-c.overlap, c.doc, c.order))
-    return scored[:limit]
+    if prior is None:
+        ranked = sorted((c for c, _, _ in scored), key=lambda c: (-c.overlap, c.doc, c.order))
+    else:
+        kind = question_kind(question)
+        keyed = [
+            (-round(prior.score(candidate_features(kind, q, c.doc, c.order, c.overlap, c.text, own, ts)), 9), c)
+            for c, own, ts in scored
+        ]
+        ranked = [c for _, c in sorted(keyed, key=lambda t: (t[0], t[1].doc, t[1].order))]
+    return ranked[:limit]
 
 
 class ReaderUnavailable(RuntimeError):
@@ -148,6 +235,8 @@ class Reader:
     """The model, its tokenizer and calibration; ``read`` gives each candidate its ``p`` and span (thread-safe,
     cached). ``folder``: where the files are (default the shipped ones, their sha256 checked)."""
 
+    prior: Prior | None = None  # the learned order of the candidates (levels.json's ``candidates``)
+
     def __init__(self, folder: Path = MODEL_DIR, check_sha: bool = True):
         want = _recorded_sha256(folder)
         levels_raw = _checked_bytes(folder / LEVELS_FILE.name, want, check_sha)
@@ -156,6 +245,7 @@ class Reader:
             sentence = self.levels["sentence"]
             self._a, self._c = (float(sentence["weights"][f]) for f in ("score", "overlap"))
             self._b = float(sentence["bias"])
+            self.prior = Prior.of(self.levels["candidates"]) if "candidates" in self.levels else None
         except (ValueError, KeyError, TypeError) as exc:
             raise ReaderUnavailable(
                 f"the reader's calibration {folder / LEVELS_FILE.name} cannot be read: {exc!r}"
@@ -188,6 +278,10 @@ class Reader:
         """Empty the cache of reads (as in a new process: what a benchmark of the reader's cost starts from)."""
         with self._lock:
             self._cache.clear()
+
+    def candidates(self, question: str, docs: list[tuple[str, str]], limit: int = CANDIDATES) -> list[Candidate]:
+        """The sentences of ``docs`` worth reading for ``question``, in this reader's learned order (``Prior``)."""
+        return candidates(question, docs, limit, self.prior)
 
     def probability(self, score: float, overlap: float = 0.0) -> float:
         """The calibrated probability that a sentence answers: from the model's score and the candidate's share of

@@ -29,7 +29,7 @@ from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes.reading.extractive import NOT_ANSWERED
 from saturate.nodes.reading.question import split_sentences
-from saturate.nodes.reading.reader import candidates, shipped_reader
+from saturate.nodes.reading.reader import shipped_reader
 from saturate.nodes.reading.slots import result_texts
 from saturate.state.context import Context
 from saturate.state.errors import BadInput
@@ -62,7 +62,7 @@ def not_found(tasks: list[dict], count: int, corpus: Path | None = None) -> Iter
         texts = result_texts(source, results)
         docs = [(r.get("title", ""), texts.get(r["url"]) or r.get("snippet", "")) for r in results]
         golds = [g for g in task.get("answers") or [] if g]
-        reads = sorted(reader.read(question, candidates(question, docs)), key=lambda x: -x.p)[:TOP]
+        reads = sorted(reader.read(question, reader.candidates(question, docs)), key=lambda x: -x.p)[:TOP]
         task_id = str(task.get("id", i + 1))
         yield {
             "k": found,

@@ -52,7 +52,7 @@ from saturate.state.settings import load_settings
 
 SETS = ("musique", "hotpotqa", "webq")
 GRID = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
-CONFIDENT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+CONFIDENT_GRID = (0.1, 0.12, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 WORDS_GRID = (0, 4, 5, 6, 7, 8, 9, 10, 12)  # reader_rules_words (0: never)
 ANSWERED_PRECISION = 0.6
 NOT_FOUND_HONEST_MIN = 0.60

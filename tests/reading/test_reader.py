@@ -87,6 +87,37 @@ def test_candidates_are_the_sentences_sharing_most_of_the_question_words_at_most
     assert len(dup) == len({c.text for c in dup})  # the same sentence is read once
 
 
+def test_the_shipped_reader_reads_in_its_learned_order_the_answer_first_of_many():
+    """The shipped candidates' order (levels.json's ``candidates``, fitted on training sessions) is this version's
+    and ranks a session's sentences: here a year for a "when" question among sentences sharing more of its words."""
+    from saturate.nodes.reading.reader import CANDIDATE_FEATURES
+
+    reader = shipped_reader()
+    assert reader.prior is not None and len(reader.prior.weights) == len(CANDIDATE_FEATURES)
+    fitted = json.loads(LEVELS_FILE.read_text())["candidates"]["fitted_on"]
+    assert fitted["held_out_recall_at_24_learned"] > fitted["held_out_recall_at_24_by_shared_words"]
+    question = "When did the Berlin Wall fall?"
+    docs = [
+        (f"Wall {i}", " ".join(f"The Berlin Wall part {i}.{j} was a wall of Berlin that would fall." for j in range(5)))
+        for i in range(6)
+    ]
+    answer = "The Berlin Wall was a guarded concrete barrier. Crowds crossed it freely from 9 November 1989 onwards."
+    docs.insert(1, ("Berlin Wall", answer))  # the second source
+    by_words = candidates(question, docs)
+    learned = reader.candidates(question, docs)
+    assert len(learned) == len(by_words) == CANDIDATES
+    assert "1989" not in " ".join(c.text for c in by_words)  # thirty sentences share more of the question's words
+    assert "1989" in " ".join(c.text for c in learned)
+
+
+def test_a_candidates_order_of_other_features_is_refused_with_a_clear_error(copy):
+    levels = json.loads((copy / LEVELS_FILE.name).read_text())
+    levels["candidates"]["features"] = levels["candidates"]["features"][:-1]
+    (copy / LEVELS_FILE.name).write_text(json.dumps(levels))
+    with pytest.raises(ReaderUnavailable, match="cannot be read.*features"):
+        Reader(copy, check_sha=False)
+
+
 @pytest.fixture
 def copy(tmp_path):
     folder = tmp_path / "model"
