@@ -17,6 +17,11 @@ import pytest
 from saturate.sources.local import LocalCorpus
 
 ROOT = Path(__file__).resolve().parents[1]
+# A run started in the background by a shell without job control (`(pytest &)`, some CI runners) inherits SIGINT
+# ignored, and so would every process the tests start: the tests that press Ctrl-C on a session would see it ignored
+# (exit 0, not 130). The tests press it themselves: here it is Python's own, and what they start gets the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # The public evaluation data (musique/, hotpotqa/, webq/, factcheck/): $SATURATE_EVAL_DATA, else the project's
 # copy beside the checkout (docs/development.md). The benchmarks the tests run are given it the same way.
 EVAL_DATA = Path(os.environ.get("SATURATE_EVAL_DATA") or ROOT.parent / "shared" / "data")
