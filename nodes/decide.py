@@ -13,6 +13,7 @@ session back for more search while attempts remain.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -22,9 +23,10 @@ from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
-from saturate.nodes.reading.answer import reader_answers
-from saturate.nodes.reading.brief import build_brief
+from saturate.nodes.reading.answer import LIKELY_PREFIX, cited_numbers, reader_answers
+from saturate.nodes.reading.brief import build_brief, overview
 from saturate.nodes.reading.crosslingual import is_english
+from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
 from saturate.nodes.reading.parts import question_parts
 from saturate.nodes.reading.slots import Reading, describe, fill_chains, result_texts, short_answer, yes_no
 from saturate.nodes.reading.stance import heuristic_stance
@@ -180,9 +182,10 @@ def question_brief(
     usage: ModelUsage,
 ) -> tuple[list[dict], list[str]]:
     """(the brief, notes): the extractive brief by the trained reader (``reading.brief``), as prose by the chat model
-    when there is one (``_brief_model``); none with ``brief`` false, ``reader rules`` or a reader that cannot load
-    (noted)."""
-    if not settings.brief or not accepted:
+    when there is one (``_brief_model``); none with ``reader rules`` or a reader that cannot load (noted), nor with
+    ``brief`` false unless the answer is to be the brief's overview (``wants_overview``: then the extractive one,
+    which decide does not show)."""
+    if not (settings.brief or wants_overview(state, answered)) or not accepted:
         return [], []
     reader, notes = trained_reader(settings)
     if reader is None:
@@ -193,7 +196,7 @@ def question_brief(
     # A 0.47 -> 0.49 / B 0.35 -> 0.36, the open questions' nuggets the same: `saturate bench brief`)
     cited = cited_sources(answered.answer, len(accepted))
     brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p, cited)
-    if runtime.context.chat_model is not None and brief:
+    if runtime.context.chat_model is not None and brief and settings.brief:
         numbered = {
             i + 1: f"{r.get('title', '')}. {r.get('snippet', '')} {texts.get(r['url']) or ''}"
             for i, r in enumerate(accepted)
@@ -202,12 +205,40 @@ def question_brief(
     return brief, notes
 
 
+def wants_overview(state: ResearchState, answered) -> bool:
+    """Whether the answer is to be the brief's overview (``reading.brief.overview``): the reader read no sentence
+    that answers a question of several parts (a comparison, causes and effects, how or why)."""
+    parts = state.get("parts") or question_parts(state["task"])
+    return answered.method == "reader" and not answered.answered and len(parts) >= 2
+
+
+def with_overview(answered, brief: list[dict]):
+    """``answered`` with the brief's overview as its answer, as likely, where ``wants_overview`` and the brief holds
+    every part; else ``answered`` as it is."""
+    text = overview(brief, LIKELY_PREFIX, ANSWER_MAX_CHARS)
+    if not text:
+        return answered
+    cited = set(cited_numbers(text))
+    sources = [ref.model_copy(update={"cited": ref.n in cited}) for ref in answered.sources]
+    note = (
+        f"reader: no one sentence answers the question as a whole; the answer is the brief's first sentence of each "
+        f"of its {len(brief)} parts, as likely"
+    )
+    return replace(answered, answer=text, sources=sources, answered=True, level="likely", notes=[*answered.notes, note])
+
+
 def shown_slots(chains: list, answered) -> list[dict]:
-    """The question's slots as the result shows them; none when the reader's answer stands for the question's one
-    slot, which no value filled ("an explanation": the answer explains, no slot line says "not found yet")."""
+    """The question's slots as the result shows them. Where the reader's answer stands for the question's one slot,
+    the slot's line only when its value is in that answer (a value the answer does not hold is never shown as the
+    answer: "What causes earthquakes?" → not found, the slot "= Andaman"), and none when no value filled it and the
+    answer explains ("an explanation": no slot line says "not found yet" under an answer)."""
     slots = describe(chains)
-    if answered.method == "reader" and answered.answered and len(slots) == 1 and not slots[0].get("value"):
-        return []
+    if answered.method == "reader" and len(slots) == 1:
+        value = str(slots[0].get("value") or "")
+        if value and value.casefold() not in answered.answer.casefold():
+            return []
+        if not value and answered.answered:
+            return []
     return slots
 
 
@@ -264,6 +295,9 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     if not answered.answered:
         short = ""
     brief, brief_notes = question_brief(state, runtime, settings, accepted, texts, answered, usage)
+    if wants_overview(state, answered):
+        answered = with_overview(answered, brief)
+    brief = brief if settings.brief else []
     reader_notes = list(dict.fromkeys(reader_notes + brief_notes))
     last = records[-1] if records else {}
     errors = [e for r in records for e in r.get("errors", [])]

@@ -5,6 +5,8 @@ brief is organised by the parts."""
 from __future__ import annotations
 
 from saturate import research, session_state
+from saturate.nodes.reading.answer import LIKELY_PREFIX
+from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
 from saturate.sources.local import LocalCorpus
 
 DOCS = [
@@ -77,3 +79,37 @@ def test_a_question_of_one_part_records_no_parts(home):
     research("What is uranium?", thread_id="one", source=corpus(), seed=1, max_rounds=2)
     state = session_state("one")
     assert len(state["parts"]) == 1 and all(r["parts"] == [] for r in state["records"])
+
+
+def test_a_question_of_several_parts_no_one_sentence_answers_gets_the_briefs_overview(home):
+    """The reader reads no sentence as answering the comparison as a whole (here: its "not found" threshold set out of
+    reach): the answer is not "the sources do not answer this" above a brief that holds both sides, but each side's
+    first brief sentence, cited from its own page, as likely — and the same with the brief left out."""
+    shown = research(TASK, thread_id="overview", source=corpus(), seed=1, max_rounds=3, reader_min_p=0.99)
+    bare = research(
+        TASK, thread_id="overview-bare", source=corpus(), seed=1, max_rounds=3, reader_min_p=0.99, brief=False
+    )
+    titles = {s.n: s.title for s in shown.sources}
+    assert shown.answer.startswith(LIKELY_PREFIX) and not shown.answer.startswith(NOT_ANSWERED)
+    assert len(shown.answer) <= ANSWER_MAX_CHARS
+    cited = [s.n for s in shown.sources if s.cited]
+    assert {titles[n] for n in cited} == {"Nuclear power", "Solar power"}, shown.answer
+    for part in shown.brief:  # each side's first sentence of the brief is in the answer
+        assert part["sentences"][0]["text"] in shown.answer
+    assert shown.debug["reader_level"] == "likely" and shown.debug["answered"]
+    assert any("no one sentence answers the question as a whole" in n for n in shown.debug["notes"])
+    assert (bare.answer, bare.brief) == (shown.answer, [])
+    one = research(
+        "What is uranium?", thread_id="overview-one", source=corpus(), seed=1, max_rounds=2, reader_min_p=0.99
+    )
+    assert one.answer.startswith(NOT_ANSWERED)  # a question of one part: no overview, "not found" stands
+
+
+def test_a_slot_value_the_readers_answer_does_not_hold_is_not_shown(home):
+    """The reader's answer stands for the question's one slot: the slot's line is shown with a value the answer
+    holds, never beside a "not found" answer that does not hold it."""
+    ask = "Which agency launched Voyager 2?"
+    found = research(ask, thread_id="slot-found", source=corpus(), seed=1, max_rounds=2)
+    assert [s["value"] for s in found.debug["slots"]] == ["NASA"] and "NASA" in found.answer
+    hidden = research(ask, thread_id="slot-hidden", source=corpus(), seed=1, max_rounds=2, reader_min_p=0.99)
+    assert hidden.answer.startswith(NOT_ANSWERED) and hidden.debug["slots"] == []

@@ -15,6 +15,9 @@ cited and marked as the sources bear them out (the seeds' verification and trian
    (a sentence of it holds ``CONFIRM_SHARE`` of the sentence's words beyond the question's, and every name and
    number it adds), with that source's number; **single source** when
    none does; **contradicted** when another source says nearly the same sentence with another number or year.
+5. ``overview``: for a question of several parts that no one sentence answers (the reader's "not found": a
+   comparison, an explanation, causes and effects), the direct answer is the brief's first sentence of each part,
+   as likely — a brief that holds every part is not shown under "the sources do not answer this".
 """
 
 from __future__ import annotations
@@ -121,6 +124,26 @@ def build_brief(
             }
         )
     return out
+
+
+def overview(brief: Sequence[Mapping[str, Any]], prefix: str, limit: int) -> str:
+    """The answer of a question of several parts that no one sentence answers: after ``prefix``, each part's first
+    sentence in the brief, cited, within ``limit`` characters (each part an equal share of the room: a comparison
+    shows both sides); "" unless the brief has two parts or more and a sentence for each."""
+    if len(brief) < 2 or not all(part.get("sentences") for part in brief):
+        return ""
+    room = (limit - len(prefix)) // len(brief) - 1
+    out = [prefix]
+    for part in brief:
+        said = [f"{x['text']} " + " ".join(f"[{n}]" for n in x["sources"]) for x in part["sentences"]]
+        fits = next((t for t in said if len(t) <= room), None)
+        if fits is None:  # the part's first sentence, cut at a word with its citations kept
+            first = part["sentences"][0]
+            cites = " ".join(f"[{n}]" for n in first["sources"])
+            body = first["text"].rstrip("…")[: max(0, room - len(cites) - 2)].rsplit(" ", 1)[0]
+            fits = f"{body}… {cites}"
+        out.append(fits)
+    return " ".join(t for t in out if t)
 
 
 def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool], task: str = "") -> list[bool]:

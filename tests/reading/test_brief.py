@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief, named_by_on_topic
+from saturate.nodes.reading.brief import MAX_SENTENCES, build_brief, named_by_on_topic, overview
 from saturate.nodes.reading.reader import Read, Reader
 from saturate.views.brief import brief_text, mark
 
@@ -173,3 +173,16 @@ def test_a_page_an_on_topic_source_names_may_be_quoted_another_off_topic_one_not
     assert named_by_on_topic([("S", "Go on."), ("Go", "y")], [True, False]) == [True, False]  # too short to name
     # a page the question itself names (a comparison's side the topic floor left out)
     assert named_by_on_topic([("A", "x"), ("Duke Energy", "y")], [True, False], "Is Duke Energy in Ohio?") == [True] * 2
+
+
+def test_the_overview_gives_each_part_an_equal_share_and_keeps_its_citations():
+    long = "Nuclear power is the use of nuclear reactions to produce electricity " + "in reactors " * 30 + "."
+    brief = [
+        {"part": "nuclear power", "sentences": [{"text": long, "sources": [2]}, {"text": "Reactors.", "sources": [3]}]},
+        {"part": "solar power", "sentences": [{"text": long.replace("Nuclear", "Solar"), "sources": [1]}]},
+    ]
+    text = overview(brief, "The sources suggest (not confirmed):", 400)
+    assert text.startswith("The sources suggest (not confirmed): Reactors. [3] Solar power is the use")
+    assert len(text) <= 400 and text.endswith("… [1]")  # the side whose only sentence is too long: cut, still cited
+    assert overview(brief[:1], "", 400) == ""  # one part: the reader's "not found" stands
+    assert overview([brief[0], {"part": "solar power", "sentences": []}], "", 400) == ""  # a part with nothing
