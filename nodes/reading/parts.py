@@ -7,7 +7,8 @@ A question has one part unless its form names several:
   power"), and the criterion when one is named ("in cost", "in terms of safety");
 - **named aspects** ("the causes and effects of X", "advantages and disadvantages of X", "pros and cons of X"):
   one part per aspect, each "ASPECT of X";
-- **how / why** ("How does X …?", "Why is X …?"): what X is, then the mechanism (the question itself);
+- **how / why** ("How does X …?", "Why is X …?", "Explain how X …"): what X is, then the mechanism (the question
+  itself);
 - anything else: the question.
 
 Each part is ``{"name", "ask", "kind"}``: ``name`` what the brief heads it with, ``ask`` what the reader reads the
@@ -65,6 +66,12 @@ _CRITERION = re.compile(r"\s+(?:in\s+terms\s+of|in|on|by|for)\s+(?P<c>(?:their\s
 _HOW_WHY = re.compile(
     r"^(?P<w>how|why)\s+(?:does|do|did|is|are|was|were|can|could|would|will)\s+(?:an?\s+|the\s+)?(?P<rest>.+)$", re.I
 )
+# the same asked as a request ("Explain how a rainbow forms", "Describe why the Roman Empire fell"): no auxiliary needed
+_EXPLAIN_HOW_WHY = re.compile(
+    r"^(?:please\s+)?(?:explain|describe)\s+(?:to\s+me\s+)?(?P<w>how|why)\s+"
+    r"(?:(?:does|do|did|is|are|was|were|can|could|would|will)\s+)?(?:an?\s+|the\s+)?(?P<rest>.+)$",
+    re.I,
+)
 # words after which a how/why question's subject has ended (its verb or a predicate follows)
 _SUBJECT_END = re.compile(
     r"\s+(?:work|works|happen|form|formed|cause|causes|affect|affects|convert|converts|produce|produces|make|makes|"
@@ -120,7 +127,7 @@ def question_parts(question: str) -> list[dict[str, str]]:
         names = list(dict.fromkeys(names))[:MAX_PARTS]
         if len(names) >= 2 and topic:
             return [{"name": n, "ask": f"{n} of {topic}", "kind": "aspect"} for n in names]
-    m = _HOW_WHY.match(q)
+    m = _HOW_WHY.match(q) or _EXPLAIN_HOW_WHY.match(q)
     if m:
         rest = m.group("rest")
         cut = _SUBJECT_END.sub("", rest)

@@ -49,6 +49,9 @@ def test_named_aspects_are_parts_of_the_topic():
         ("Why is the sky blue?", "sky"),
         ("How did the Roman Empire fall?", "Roman Empire"),
         ("How do vaccines work?", "vaccines"),
+        ("Explain how a rainbow forms", "rainbow"),  # asked as a request, with or without an auxiliary
+        ("Please describe why the Roman Empire fell.", "Roman Empire"),
+        ("Explain how does a steam engine work?", "steam engine"),
     ],
 )
 def test_how_and_why_ask_what_the_thing_is_then_the_mechanism(question, subject):
