@@ -349,10 +349,15 @@ def answer_task(
     answer, removed = scrub_urls(answer, {r["url"] for r in results})
     if removed:
         notes.append(f"answer carried {len(removed)} link(s) that are no retrieved source's: removed")
+    return Answered(
+        answer, method, cited_refs(refs, answer), notes, not answer.startswith(NOT_ANSWERED), reader_p, level, short
+    )
+
+
+def cited_refs(refs: Sequence[SourceRef], answer: str) -> list[SourceRef]:
+    """``refs`` marked cited where ``answer`` cites their number (copies: the given ones are left as they are)."""
     cited = set(cited_numbers(answer))
-    for ref in refs:
-        ref.cited = ref.n in cited
-    return Answered(answer, method, refs, notes, not answer.startswith(NOT_ANSWERED), reader_p, level, short)
+    return [ref.model_copy(update={"cited": ref.n in cited}) for ref in refs]
 
 
 def trained_reader(settings) -> tuple[Reader | None, list[str]]:

@@ -18,12 +18,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from saturate.nodes._answer import answer_task, cited_sources, trained_reader
+from saturate.nodes._answer import answer_task, cited_refs, cited_sources, trained_reader
 from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
-from saturate.nodes.reading.answer import LIKELY_PREFIX, cited_numbers, reader_answers
+from saturate.nodes.reading.answer import LIKELY_PREFIX, reader_answers
 from saturate.nodes.reading.brief import build_brief, overview
 from saturate.nodes.reading.crosslingual import is_english
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
@@ -180,12 +180,13 @@ def question_brief(
     texts: dict[str, str],
     answered,
     usage: ModelUsage,
+    for_overview: bool = False,
 ) -> tuple[list[dict], list[str]]:
     """(the brief, notes): the extractive brief by the trained reader (``reading.brief``), as prose by the chat model
     when there is one (``_brief_model``); none with ``reader rules`` or a reader that cannot load (noted), nor with
     ``brief`` false unless the answer is to be the brief's overview (``wants_overview``: then the extractive one,
     which decide does not show)."""
-    if not (settings.brief or wants_overview(state, answered)) or not accepted:
+    if not (settings.brief or for_overview) or not accepted:
         return [], []
     reader, notes = trained_reader(settings)
     if reader is None:
@@ -218,12 +219,11 @@ def with_overview(answered, brief: list[dict]):
     text = overview(brief, LIKELY_PREFIX, ANSWER_MAX_CHARS)
     if not text:
         return answered
-    cited = set(cited_numbers(text))
-    sources = [ref.model_copy(update={"cited": ref.n in cited}) for ref in answered.sources]
     note = (
         f"reader: no one sentence answers the question as a whole; the answer is the brief's first sentence of each "
         f"of its {len(brief)} parts, as likely"
     )
+    sources = cited_refs(answered.sources, text)
     return replace(answered, answer=text, sources=sources, answered=True, level="likely", notes=[*answered.notes, note])
 
 
@@ -294,8 +294,9 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value
     if not answered.answered:
         short = ""
-    brief, brief_notes = question_brief(state, runtime, settings, accepted, texts, answered, usage)
-    if wants_overview(state, answered):
+    for_overview = wants_overview(state, answered)
+    brief, brief_notes = question_brief(state, runtime, settings, accepted, texts, answered, usage, for_overview)
+    if for_overview:
         answered = with_overview(answered, brief)
     brief = brief if settings.brief else []
     reader_notes = list(dict.fromkeys(reader_notes + brief_notes))

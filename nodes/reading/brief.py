@@ -33,6 +33,7 @@ from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.question import split_sentences, stems
 from saturate.nodes.reading.reader import Read, Reader, candidates
 from saturate.state.settings import BRIEF_MIN_P
+from saturate.state.text import clip
 
 MAX_SENTENCES = 8
 MIN_PER_PART = 2
@@ -140,8 +141,7 @@ def overview(brief: Sequence[Mapping[str, Any]], prefix: str, limit: int) -> str
         if fits is None:  # the part's first sentence, cut at a word with its citations kept
             first = part["sentences"][0]
             cites = " ".join(f"[{n}]" for n in first["sources"])
-            body = first["text"].rstrip("…")[: max(0, room - len(cites) - 2)].rsplit(" ", 1)[0]
-            fits = f"{body}… {cites}"
+            fits = f"{clip(first['text'], room - len(cites) - 1)} {cites}"
         out.append(fits)
     return " ".join(t for t in out if t)
 

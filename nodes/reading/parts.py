@@ -63,13 +63,12 @@ _COMPARE = (
     re.compile(r"^(?P<c>(?:which|who|what)\b[^,]*),\s*(?:the\s+)?(?P<a>.+?)\s+or\s+(?:the\s+)?(?P<b>.+)$", re.I),
 )
 _CRITERION = re.compile(r"\s+(?:in\s+terms\s+of|in|on|by|for)\s+(?P<c>(?:their\s+|its\s+)?[\w\s-]+)$", re.I)
-_HOW_WHY = re.compile(
-    r"^(?P<w>how|why)\s+(?:does|do|did|is|are|was|were|can|could|would|will)\s+(?:an?\s+|the\s+)?(?P<rest>.+)$", re.I
-)
+_AUXILIARY = r"(?:does|do|did|is|are|was|were|can|could|would|will)"
+_HOW_WHY = re.compile(rf"^(?P<w>how|why)\s+{_AUXILIARY}\s+(?:an?\s+|the\s+)?(?P<rest>.+)$", re.I)
 # the same asked as a request ("Explain how a rainbow forms", "Describe why the Roman Empire fell"): no auxiliary needed
 _EXPLAIN_HOW_WHY = re.compile(
-    r"^(?:please\s+)?(?:explain|describe)\s+(?:to\s+me\s+)?(?P<w>how|why)\s+"
-    r"(?:(?:does|do|did|is|are|was|were|can|could|would|will)\s+)?(?:an?\s+|the\s+)?(?P<rest>.+)$",
+    rf"^(?:please\s+)?(?:explain|describe)\s+(?:to\s+me\s+)?(?P<w>how|why)\s+(?:{_AUXILIARY}\s+)?"
+    r"(?:an?\s+|the\s+)?(?P<rest>.+)$",
     re.I,
 )
 # words after which a how/why question's subject has ended (its verb or a predicate follows)
