@@ -23,7 +23,7 @@ from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
-from saturate.nodes.reading.answer import LIKELY_PREFIX, reader_answers
+from saturate.nodes.reading.answer import LIKELY_PREFIX, reads_question
 from saturate.nodes.reading.brief import build_brief, overview
 from saturate.nodes.reading.crosslingual import is_english
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
@@ -273,7 +273,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         short = short_answer(task, chains, reading)
     usage = ModelUsage("decide")
     settings = settings_of(state, runtime.context)
-    reader, reader_notes = trained_reader(settings) if reader_answers(state.get("chains") or []) else (None, [])
+    reader, reader_notes = trained_reader(settings) if reads_question(task) else (None, [])
     # the model's answer is judged by the reader whatever the question (a multi-hop one falls back to the rules)
     judge = reader if reader is not None or runtime.context.chat_model is None else trained_reader(settings)[0]
     answered = answer_task(
@@ -289,6 +289,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         multilingual_reader(runtime.context, settings, task),
         judge,
         settings.reader_rules_words,
+        short,
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value

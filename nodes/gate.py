@@ -29,7 +29,7 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
-from saturate.nodes.reading.answer import confidence, read_results, reader_answers, result_docs
+from saturate.nodes.reading.answer import confidence, read_results, reads_question, result_docs
 from saturate.nodes.reading.brief import names_part, own_words
 from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.reader import candidates
@@ -133,11 +133,11 @@ def reader_best(
     """The trained reader's best answer over the accepted results and this round's: {"p" (its confidence that the
     sentence answers, ``reading.answer.confidence``), "sentence", "url"}; None for a claim, with the reader's stop
     off (``reader_stop_p`` 1, the default) unless ``needed`` (the slots' stop asks), for a question the reader does
-    not answer (``reading.answer.reader_answers``: multi-hop, comparisons), with ``reader`` rules, or when the reader
+    not answer (``reading.answer.reads_question``: multi-hop, comparisons), with ``reader`` rules, or when the reader
     cannot load (decide notes why)."""
     if (settings.reader_stop_p >= 1 and not needed) or state.get("kind") == "claim":
         return None  # the stop is off (the default: it costs a reading each round and gained nothing measured)
-    if not reader_answers(cur.get("chains") or state.get("chains") or []):
+    if not reads_question(state["task"]):
         return None
     reader, _ = trained_reader(settings)
     if reader is None:

@@ -4,8 +4,8 @@ Round 1 also sets what the question asks: its chains of slots (``reading.chain``
 proposed by the chat model when there is one (``_chain_model.DECOMPOSE``, JSON
 validated, asked again once) and else — or when its replies are unusable — read
 from the question's syntax. Rounds 1..len(planned_queries) use the initial plan:
-with a chat model, two complementary queries for the task (JSON, repaired or
-asked again once); without one, the task itself. Later rounds ask for the first
+the task itself, then, with a chat model, its two complementary queries for the task (JSON, repaired or
+asked again once; ``nodes._plan``). Later rounds ask for the first
 slot not filled yet — its resolved subject (the bridge found so far) and its
 relation words (``reading.slots.slot_query``) — or, once every slot holds a value, for
 the first value not yet confirmed. When there is nothing new to ask that way,
@@ -100,7 +100,7 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
         query, planner = sent_back[0], "reviewer"
         update["review_queries"] = sent_back[1:]
     elif rnd <= len(planned) and planned[rnd - 1].strip().lower() not in seen:
-        query, planner = planned[rnd - 1], "planned" if planned != [task] else "task"
+        query, planner = planned[rnd - 1], "task" if planned[rnd - 1] == task else "planned"
     elif any(p["ask"].strip().lower() not in seen for p in open_parts):
         # a question of several parts: each part not yet covered is searched for in its own words
         query, planner = next(p["ask"] for p in open_parts if p["ask"].strip().lower() not in seen), "part"

@@ -246,13 +246,15 @@ def in_the_foreground() -> None:
 
 @pytest.fixture
 def unjudged(monkeypatch):
-    """The model's answer is not judged by the trained reader (``nodes._answer.judged_by_reader`` keeps it whole):
-    for the tests of what the answer's plumbing does with a scripted reply (citations, grounding, cuts, the wire),
-    whose outcome would otherwise hang on how the reader scores the scripted sentences. The judgement itself is
-    tested in test_answers.py and test_gguf.py."""
+    """The model's answer is not judged by the trained reader (``nodes._answer.judged_by_reader`` keeps it whole)
+    nor held to the answer without the model (``nodes._answer.agrees`` says yes): for the tests of what the answer's
+    plumbing does with a scripted reply (citations, grounding, cuts, the wire), whose outcome would otherwise hang on
+    how the reader scores the scripted sentences. The judgement and the agreement are tested in test_answers.py and
+    test_gguf.py."""
     import saturate.nodes._answer as answer_module
 
     monkeypatch.setattr(answer_module, "judged_by_reader", lambda judge, task, answer, *args, **kwargs: answer)
+    monkeypatch.setattr(answer_module, "agrees", lambda *args, **kwargs: True)
 
 
 LOCAL = ("127.0.0.1",)

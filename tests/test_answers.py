@@ -22,7 +22,7 @@ from saturate.nodes._model import ModelUsage
 from saturate.nodes.reading.answer import LIKELY_PREFIX
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
 
-from conftest import ROOT
+from conftest import DECOMPOSE, ROOT
 
 BUBYE = "What is the name of the waterfall in the country where the Bubye River is found?"
 NILE = "What is the longest river in Africa and which countries does it flow through?"
@@ -401,3 +401,66 @@ def test_a_session_uses_the_model_answer_only_where_the_reader_reads_it_as_answe
         else:
             assert result.debug["answer"] == "model" and result.answer.startswith(reply), notes
         check_contract(result)
+
+
+def test_the_model_restates_the_answer_without_it_or_it_does_not_count():
+    """``agrees``: the model's answer stands for the session's own only where it says the same thing — it holds that
+    answer's value, else its first sentence is held by that answer's first (every name it adds among its names)."""
+    from saturate.nodes._answer import agrees
+
+    lead = "Victoria Falls is a waterfall on the Zambezi River between Zambia and Zimbabwe. [1] Cascade Falls. [2]"
+    assert agrees("The waterfall is Victoria Falls. [1]", lead, "Victoria Falls", BUBYE)
+    assert not agrees("The waterfall is Cascade Falls. [2]", lead, "Victoria Falls", BUBYE)
+    # no value: the model's first sentence against the answer's first
+    assert agrees("Victoria Falls lies between Zambia and Zimbabwe. [1]", lead, "", BUBYE)
+    assert not agrees("The waterfall is Cascade Falls. [2]", lead, "", BUBYE)  # a name the lead does not hold
+    assert not agrees("", lead, "", BUBYE) and not agrees("Victoria Falls. [1]", "", "", BUBYE)
+
+
+def test_a_model_answer_that_names_another_value_does_not_overrule_the_answer_without_it(
+    home, musique_source, monkeypatch
+):
+    """Issue 45: Qwen2.5-Coder-0.5B's answers that the reader's judgement let through held the gold 1 time in 10,
+    the answer without the model 5 times. A grounded reply the reader reads as answering well, but naming another
+    waterfall than the slots found, gives way to the answer without the model (noted); the same reply where the
+    sources answer nothing without the model fills that in."""
+    import saturate.nodes._answer as answer_module
+    from saturate.bench.real_model import GAVE_WAY
+    from saturate.nodes.reading.reader import shipped_reader
+
+    reply = "Cascade Falls is a waterfall on the Kettle River."
+    real = shipped_reader()
+    monkeypatch.setattr(answer_module, "shipped_reader", lambda: ScoredReader(real, {reply: 0.95}))
+    script = OllamaScript(plan=[PLAN], compress=["- Bubye River is in Zimbabwe."], decide=[reply])
+    with OllamaServer(script) as server:
+        result = research(BUBYE, thread_id="other", source=musique_source, **model_kw(server))
+    notes = result.debug["notes"]
+    assert result.short_answer == "Victoria Falls" and result.answer.startswith("Victoria Falls"), notes
+    assert result.debug["answer"] == "extractive" and not result.answer.startswith(reply)
+    assert any("the model may restate or fill in that answer, not overrule it" in n for n in notes), notes
+    assert sum(any(k in n for k in GAVE_WAY) for n in notes) == 1  # what `saturate bench real-model` counts
+    check_contract(result)
+
+    # a one-part question whose reader answer is out of reach (reader_min_p 0.99): the model's answer fills it in
+    task = "What is the Bubye River a tributary of?"
+    reply = "The Bubye River is a tributary of the Limpopo River."
+    monkeypatch.setattr(answer_module, "shipped_reader", lambda: ScoredReader(real, {reply: 0.999}, other=0.2))
+    script = OllamaScript(plan=[PLAN], compress=["- x"], decide=[reply])
+    with OllamaServer(script) as server:
+        result = research(task, thread_id="fill", source=musique_source, reader_min_p=0.99, **model_kw(server))
+    assert result.debug["answer"] == "model" and result.answer.startswith(reply), result.debug["notes"]
+    check_contract(result)
+
+
+def test_the_question_not_the_models_decomposition_decides_who_answers(home, musique_source):
+    """Issue 45: SmolLM2 decomposed single questions into chains of two slots, and their answers went from the trained
+    reader's to the rules' (one lost on the 40 public questions). Which answerer reads a question is the question's
+    own syntax's (``reading.answer.reads_question``): a model's two-slot decomposition of a single question leaves it
+    to the reader, while the chains still steer the loop's queries."""
+    task = "What is the Bubye River a tributary of?"
+    script = OllamaScript(plan=[PLAN], decompose=[DECOMPOSE], compress=["- x"], decide=["x"])
+    with OllamaServer(script) as server:
+        result = research(task, thread_id="chains", source=musique_source, **model_kw(server))
+    assert len(session_state("chains")["chains"][0]["slots"]) == 2  # the model's chains, used by the loop
+    assert result.debug["answer"] == "reader", result.debug["notes"]
+    assert "Limpopo" in result.answer

@@ -137,7 +137,7 @@ def test_corpus_text_cannot_close_a_prompts_delimiters():
     assert "‹/sources›" in user
 
 
-def test_answer_keeps_only_retrieved_links():
+def test_answer_keeps_only_retrieved_links(unjudged):  # the links of a model answer that stands
     results = [
         {
             "url": "https://en.wikipedia.org/wiki/Ada_Lovelace",

@@ -52,7 +52,7 @@ def test_a_session_through_chat_openai_asks_for_the_schema_and_keeps_the_key_out
         plan=[PLAN],
         decompose=[DECOMPOSE],
         fill=[FILL_ROUND_ONE, FILL],
-        novelty=["9", "<think>mostly known</think> 8", "2"],
+        novelty=["9", "<think>mostly known</think> 8"],
         compress=["- Bubye River is in Zimbabwe."],
         decide=["The waterfall is Victoria Falls [2], in Zimbabwe [1]."],
     )
@@ -69,7 +69,7 @@ def test_a_session_through_chat_openai_asks_for_the_schema_and_keeps_the_key_out
         )
     assert result.short_answer == "Victoria Falls" and result.debug["answer"] == "model"
     recs = session_state("o")["records"]
-    assert [r["novelty"] for r in recs] == [9.0, 8.0, 2.0]
+    assert [r["novelty"] for r in recs] == [9.0, 8.0]  # the task itself (round 1) finds both slots: done in 2
     # the wire: the served name, each prompt's temperature and reply allowance as these servers spell it
     plan = s.by_role("plan")[0]
     assert plan["model"] == "qwen-test" and plan["temperature"] == PLAN_PROMPT.options["temperature"]
@@ -107,7 +107,7 @@ def test_a_server_that_ignores_the_schema_is_read_by_the_text_parser_and_noted(h
     with OllamaServer(s) as server:
         research(BUBYE, thread_id="i", source=musique_source, mode="fixed", fixed_rounds=1, **openai_kw(server))
     state = session_state("i")
-    assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]
+    assert state["planned_queries"] == [BUBYE, "Bubye River country", "waterfalls of Zimbabwe"]
     assert (
         "plan: reply does not follow the plan JSON schema: read by the text parser" in state["records"][0]["fallbacks"]
     )
@@ -120,7 +120,7 @@ def test_a_server_that_refuses_the_schema_is_asked_without_it(home, key, musique
     plans = s.by_role("plan")  # the OpenAI form, llama-cpp-python's json_object form, then none
     assert [(p.get("response_format") or {}).get("type") for p in plans] == ["json_schema", "json_object", None]
     state = session_state("r")
-    assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]
+    assert state["planned_queries"] == [BUBYE, "Bubye River country", "waterfalls of Zimbabwe"]
     assert any(f.startswith("plan: the server refused the JSON schema") for f in state["records"][0]["fallbacks"])
 
 
@@ -134,7 +134,7 @@ def test_llama_cpp_pythons_server_gets_the_schema_in_its_own_form(home, key, mus
     forms = [(p.get("response_format") or {}).get("type") for p in s.by_role("plan")]
     assert forms == ["json_schema", "json_schema", "json_object"]  # the openai client retries a 5xx once itself
     state = session_state("r5")
-    assert state["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]  # the model's plan, used
+    assert state["planned_queries"] == [BUBYE, "Bubye River country", "waterfalls of Zimbabwe"]  # the model's, used
     asked = [f for f in state["records"][0]["fallbacks"] if f.startswith("plan: the server refused the JSON schema")]
     assert asked and "no grammar for the JSON schema" in asked[0] and "json_object form" in asked[0]
     later = [r for r in s.requests if r.get("response_format") and r not in s.by_role("plan")]
@@ -392,7 +392,7 @@ def test_ollama_is_asked_for_the_schema_and_its_thinking_never_reaches_a_parser(
         )
     plan = s.by_role("plan")[0]
     assert plan["format"]["properties"]["queries"]["type"] == "array" and "format" not in s.by_role("decide")[0]
-    assert session_state("f")["planned_queries"] == ["Bubye River country", "waterfalls of Zimbabwe"]
+    assert session_state("f")["planned_queries"] == [BUBYE, "Bubye River country", "waterfalls of Zimbabwe"]
     assert "Atlantis" not in result.answer and "Victoria Falls" in result.answer
 
 

@@ -1,10 +1,10 @@
 """plan_sources: the first queries every source loop starts from.
 
-Without a chat model every loop starts from the task itself. With one, the
-single loop's initial-plan prompt (``nodes._plan.PLAN``: two complementary
-queries, JSON, repaired or asked once more) runs once for the session, through
-the model budget; every loop asks the first query first and keeps the second
-for its next query. The fan-out to one ``source_loop`` branch per source is the
+Every loop starts from the task itself. With a chat model, the single loop's
+initial-plan prompt (``nodes._plan.PLAN``: two complementary queries, JSON,
+repaired or asked once more) runs once for the session, through the model
+budget; every loop asks the task first and keeps the model's queries for its
+next ones. The fan-out to one ``source_loop`` branch per source is the
 conditional edge after this node (``graph.build_multi``).
 """
 

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
     ANSWER_SENTENCES,
@@ -73,6 +74,14 @@ def reader_answers(chains: Sequence[Mapping[str, Any]]) -> bool:
     trained on single questions and reads one sentence at a time; on multi-hop questions and comparisons the
     extractive rules, which link a bridge sentence to the answer sentence, answered more often (docs/reader.md)."""
     return len(chains) <= 1 and all(len(c.get("slots") or []) <= 1 and not c.get("compare") for c in chains)
+
+
+def reads_question(task: str) -> bool:
+    """Whether the reader answers ``task`` (``reader_answers``), by the chains its syntax parses to
+    (``reading.chain.parse_chains``) whatever chains a chat model proposed for the loop: which answerer reads a
+    question is a property of the question, the same with a model and without. (Issue 45: SmolLM2 decomposed single
+    questions into chains of two, and their answers went from the reader's to the rules'.)"""
+    return reader_answers(parse_chains(task))
 
 
 def result_docs(results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[tuple[str, str]]:

@@ -17,6 +17,8 @@ queries, the answer, the brief). Nothing is tuned here: it measures. Per arm:
 - ``model_answer``: share whose answer is the model's (cited: its own ``[n]`` or found in code), not a fallback's;
 - ``judged_out``: share whose model answer held in the sources but was not used because the trained reader read it
   as answering less well than the best source sentence (``nodes._answer.judged_by_reader``);
+- ``gave_way``: share whose model answer passed that judgement but said something else than the session's answer
+  without the model, which stood (``nodes._answer.agrees``: the model restates or fills in, never overrules);
 - ``schema_valid``: share of the structured replies (plan, decompose, fill, stance, the loop decision) that follow
   their JSON schema (the others are read by the text parser);
 - ``fell_back``: share of sessions where some model step fell back to the heuristics (a failed call, an unusable or
@@ -57,6 +59,8 @@ SETS = ("musique", "hotpotqa", "webq")
 # what a fallback to the heuristics says in a record (nodes/*: "model error: ...", "... heuristic values kept", ...)
 FELL_BACK = ("heuristic", "extractive answer used", "parsed instead", "planned the task itself", "used gap terms")
 JUDGED_OUT = "the model's answer was not used"  # nodes/_answer.py: the reader's judgement replaced it
+# nodes/_answer.py: the model's answer said something else than the answer without it, which stood
+GAVE_WAY = ("not overrule it", "the answer without the model stands")
 DEFAULT_COUNTS = (10, 15, 15)  # 40 questions
 
 
@@ -71,6 +75,7 @@ class Run:
     schema_valid: int
     fell_back: bool
     judged_out: bool
+    gave_way: bool
     calls: int
     seconds: float
     answer_note: str  # what became of the model's answer (its note in the result), "" when none
@@ -113,11 +118,15 @@ def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, ch
         method=str(debug.get("answer", "")),
         structured=counts["structured"],
         schema_valid=counts["valid"],
-        fell_back=chat_model is not None and any(k in n for n in notes for k in FELL_BACK),
+        fell_back=chat_model is not None and any(k in n for n in notes for k in (*FELL_BACK, *GAVE_WAY)),
         judged_out=any(JUDGED_OUT in n for n in debug.get("notes") or []),
+        gave_way=any(k in n for n in debug.get("notes") or [] for k in GAVE_WAY),
         calls=int(debug.get("model_calls") or 0),
         seconds=seconds,
-        answer_note=next((n for n in debug.get("notes") or [] if "model answer" in n or "decide" in n), ""),
+        answer_note=next(
+            (n for n in debug.get("notes") or [] if any(k in n for k in (*GAVE_WAY, JUDGED_OUT))),
+            next((n for n in debug.get("notes") or [] if "model answer" in n or "decide" in n), ""),
+        ),
     )
 
 
@@ -132,6 +141,7 @@ def summarize(runs: list[Run]) -> dict:
         "structured": structured,
         "fell_back": round(sum(r.fell_back for r in runs) / n, 3),
         "judged_out": round(sum(r.judged_out for r in runs) / n, 3),
+        "gave_way": round(sum(r.gave_way for r in runs) / n, 3),
         "calls": round(sum(r.calls for r in runs) / n, 2),
         "seconds": round(sum(r.seconds for r in runs) / n, 1),
     }
@@ -211,7 +221,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({**out, "runs": [asdict(r) for r in runs]}, indent=2))
         return 0
-    cols = ("answer", "model_answer", "judged_out", "schema_valid", "fell_back", "calls", "seconds")
+    cols = ("answer", "model_answer", "judged_out", "gave_way", "schema_valid", "fell_back", "calls", "seconds")
     width = max([18, *(len(arm) + 2 for arm in table)])  # gguf:qwen2.5-coder-0.5b is 23 characters
     print(f"{'arm':<{width}}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
     for arm, by_set in table.items():
