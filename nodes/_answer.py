@@ -180,6 +180,11 @@ def sources_block(shown: Mapping[int, str], refs: list[SourceRef]) -> str:
     return "\n".join(_source_block(by_n[n], text) for n, text in shown.items())
 
 
+def uncited(sentence: str) -> str:
+    """``sentence`` without its ``[n]`` citations ("Austen wrote it. [3]" -> "Austen wrote it.")."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", sentence)).strip()
+
+
 def reply_sentences(answer: str) -> list[str]:
     """The reply's sentences, each with the citations that follow its end ("… Austen. [3]" is one sentence)."""
     text = " ".join(answer.split())
@@ -200,7 +205,7 @@ def ground_answer(answer: str, task: str, texts: Mapping[int, str], shown: Seque
     kept: list[str] = []
     recited = dropped = 0
     for sentence in reply_sentences(answer):
-        claim = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", sentence)).strip()
+        claim = uncited(sentence)
         checked = _LINKISH.sub(" ", claim)  # links are checked apart (scrub_urls): their words hold nothing
         cites = [n for n in cited_numbers(sentence) if n in vocab]
         if cites and supported(checked, task, frozenset().union(*(vocab[n] for n in cites))):
@@ -224,14 +229,14 @@ def model_answer(task: str, refs: list[SourceRef], shown: Mapping[int, str], mod
         notes.append(f"answer cited sources that were not retrieved: {sorted(set(removed))} removed")
     if not answer.startswith(NOT_ANSWERED):
         texts = {ref.n: f"{ref.title}. {shown.get(ref.n) or ref.excerpt}" for ref in refs}
-        uncited = not _CITE.search(answer)
+        cites_none = not _CITE.search(answer)
         answer, recited, dropped = ground_answer(answer, task, texts, list(shown))
         if not answer:
             notes.append(
                 "model answer: no sentence of it is held by a source (its words and names): extractive answer used"
             )
             return ""
-        if uncited:
+        if cites_none:
             notes.append("model answer cited no source: each sentence cited with the source that holds it")
         elif recited:
             notes.append(f"model answer: {recited} sentence(s) cited a source that does not hold them: cited anew")
@@ -274,7 +279,7 @@ def judged_by_reader(
     cands = []
     for i, sentence in enumerate(sentences):
         cites = cited_numbers(sentence)
-        text = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", sentence)).strip()
+        text = uncited(sentence)
         cands.append(Candidate(cites[0] - 1 if cites else -1, i, titles.get(cites[0], "") if cites else "", text))
     scored = judge.read(task, cands)
     kept = [s for s, x in zip(sentences, scored) if x.p >= best]
@@ -383,11 +388,11 @@ def agrees(said: str, answer: str, short: str, task: str) -> bool:
     sentence is held by that answer's first (``reading.grounding.supported``: the names and numbers it adds to the
     task among that sentence's, and half of its words)."""
     if short:
-        return " ".join(short.split()).casefold() in " ".join(_CITE.sub(" ", said).split()).casefold()
+        return " ".join(short.split()).casefold() in " ".join(uncited(said).split()).casefold()
     leads, firsts = reply_sentences(answer), reply_sentences(said)
     if not leads or not firsts:
         return False
-    return supported(_CITE.sub(" ", firsts[0]), task, vocabulary([_CITE.sub(" ", leads[0])]))
+    return supported(uncited(firsts[0]), task, vocabulary([uncited(leads[0])]))
 
 
 def cited_refs(refs: Sequence[SourceRef], answer: str) -> list[SourceRef]:
