@@ -216,7 +216,7 @@ def assess_novelty(state: ResearchState, runtime: Runtime[Context]) -> dict:
         source = runtime.context.source if runtime.context else None
         reading = Reading(pool, result_texts(source, pool))
         filled = fill_chains(state["task"], chains, reading)
-        if model is not None and not complete(filled):
+        if model is not None and settings.model_plans and not complete(filled):
             fill_usage = ModelUsage("fill")
             try:
                 filled = model_fill(model, state["task"], filled, reading, fill_usage, fallbacks)

@@ -1,11 +1,11 @@
 """plan_query: the query of the next round.
 
 Round 1 also sets what the question asks: its chains of slots (``reading.chain``),
-proposed by the chat model when there is one (``_chain_model.DECOMPOSE``, JSON
+proposed by the chat model when there is one and it plans (``model_plans``) (``_chain_model.DECOMPOSE``, JSON
 validated, asked again once) and else — or when its replies are unusable — read
 from the question's syntax. Rounds 1..len(planned_queries) use the initial plan:
-the task itself, then, with a chat model, its two complementary queries for the task (JSON, repaired or
-asked again once; ``nodes._plan``). Later rounds ask for the first
+the task itself, then, with a chat model that plans (``model_plans``), its two complementary queries
+for the task (JSON, repaired or asked again once; ``nodes._plan``). Later rounds ask for the first
 slot not filled yet — its resolved subject (the bridge found so far) and its
 relation words (``reading.slots.slot_query``) — or, once every slot holds a value, for
 the first value not yet confirmed. When there is nothing new to ask that way,
@@ -35,6 +35,7 @@ from saturate.nodes.reading.salience import gap_query, result_text
 from saturate.nodes.reading.slots import slot_query
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
+from saturate.state.settings_of import settings_of
 
 GAP_QUERY = Prompt(
     "gap",
@@ -62,6 +63,8 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
     fallbacks: list[str] = []
     usage = ModelUsage("plan")
     model = runtime.context.chat_model if runtime.context else None
+    if not settings_of(state, runtime.context).model_plans:
+        model = None  # the model does not steer the search: the rounds are the ones without a model
     if not planned:
         if model is not None:
             try:

@@ -460,7 +460,36 @@ def test_the_question_not_the_models_decomposition_decides_who_answers(home, mus
     task = "What is the Bubye River a tributary of?"
     script = OllamaScript(plan=[PLAN], decompose=[DECOMPOSE], compress=["- x"], decide=["x"])
     with OllamaServer(script) as server:
-        result = research(task, thread_id="chains", source=musique_source, **model_kw(server))
+        result = research(task, thread_id="chains", source=musique_source, **model_kw(server, model_plans=True))
     assert len(session_state("chains")["chains"][0]["slots"]) == 2  # the model's chains, used by the loop
     assert result.debug["answer"] == "reader", result.debug["notes"]
     assert "Limpopo" in result.answer
+
+
+def test_a_model_that_does_not_plan_leaves_the_search_as_it_is_without_a_model(home, musique_source):
+    """Issue 45: a 0.5B model's queries and decompositions lost more answers than they found. With ``model_plans`` off
+    (the default) a session with a model asks the same queries, accepts the same sources and stops at the same round
+    as the session without one (same seed); the model only compresses and writes. On, the model plans."""
+    task = "When did the country where Bubye River is located gain independence?"
+
+    def search_of(thread: str) -> list[tuple]:
+        records = session_state(thread)["records"]
+        return [
+            (r["query"], r["planner"], r["decision"], list(r.get("new_urls") or []), r.get("novelty")) for r in records
+        ]
+
+    research(task, thread_id="bare", source=musique_source, seed=3)
+    script = OllamaScript(plan=[PLAN], decompose=[DECOMPOSE], gap=["Zimbabwe"], compress=["- x"], decide=["x"])
+    with OllamaServer(script) as server:
+        kw = {"model": "ollama:qwen-test", "ollama_host": server.url, "seed": 3}
+        writes = research(task, thread_id="writes", source=musique_source, **kw)
+        plans = research(task, thread_id="plans", source=musique_source, model_plans=True, **kw)
+    assert search_of("writes") == search_of("bare")
+    assert sorted(session_state("writes")["results"]) == sorted(session_state("bare")["results"])
+    assert session_state("writes")["chains"] and session_state("writes")["chains"] == session_state("bare")["chains"]
+    assert writes.debug["model_calls"] > 0
+    called = {n for r in session_state("writes")["records"] for n in r.get("model_calls_by_node") or {}}
+    assert called and not called & {"plan", "fill"}, called
+    assert plans.debug["model_calls"] > writes.debug["model_calls"]
+    assert session_state("plans")["planned_queries"][1:], "the model's own queries, planned"
+    assert search_of("plans") != search_of("bare")

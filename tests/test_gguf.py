@@ -267,9 +267,10 @@ def test_a_multi_source_session_with_the_gguf_model(home, smollm2):
 
 
 def _cli(smollm2: Path, thread: str, *extra: str) -> list[str]:
+    # --model-plans true: the model steers the search too, so every model path runs (and is busy from the first step)
     return [
         sys.executable, "-m", "saturate", "research", "What is the capital of France?", "--model", f"gguf:{smollm2}",
-        "--num-ctx", str(CTX), "--model-threads", str(THREADS), "--thread", thread, *extra,
+        "--num-ctx", str(CTX), "--model-threads", str(THREADS), "--model-plans", "true", "--thread", thread, *extra,
     ]  # fmt: skip
 
 

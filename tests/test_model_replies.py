@@ -98,6 +98,7 @@ def test_a_huge_plan_reply_falls_back_in_the_session(home, musique_source):
             fixed_rounds=1,
             model="ollama:qwen-test",
             ollama_host=server.url,
+            model_plans=True,
         )
     state = session_state("big")
     assert result.outcome == "answer" and state["planned_queries"] == [BUBYE]

@@ -25,7 +25,8 @@ ANSWERED = "every part of the question has an answer in the sources"
 
 
 def model_kw(server, **kw):
-    return {"model": "ollama:qwen-test", "ollama_host": server.url, "seed": 0, **kw}
+    # the model steers the search here (model_plans): the planning prompts are what these tests script
+    return {"model": "ollama:qwen-test", "ollama_host": server.url, "seed": 0, "model_plans": True, **kw}
 
 
 def test_full_session_with_model(home, musique_source):
@@ -432,6 +433,8 @@ def test_cli_model_flag_and_resume_rebuilds_the_model(home, musique_source, musi
                 "--json",
                 "--novelty-epsilon",
                 "0",
+                "--model-plans",
+                "true",
             ]
         )
         out = json.loads(capsys.readouterr().out)
@@ -450,27 +453,30 @@ def test_bench_model_reports_no_processing_of_rejected_rounds(home, capsys):
 
 
 def test_bench_real_model_compares_no_model_and_the_model_side_by_side(home, capsys):
-    """`saturate bench real-model` on one musique and one webq question against a scripted server: both arms per
-    question, the structured replies counted (the scripted plan follows its schema; the fill reply does not)."""
+    """`saturate bench real-model --with-plans` on one musique and one webq question against a scripted server: the
+    three arms per question (no model; the model as set, which writes but does not steer; the model steering too),
+    the structured replies counted (the scripted plan follows its schema; the fill reply does not)."""
     # what the benchmark reads from SATURATE_EVAL_DATA (webq runs on the embedded corpus): skipped without the data
     eval_file("musique", "tasks.jsonl"), eval_file("musique", "corpus.jsonl"), eval_file("webq", "tasks.jsonl")
-    script = OllamaScript(plan=[PLAN], decompose=[DECOMPOSE], fill=["not json"], compress=["- x"], decide=["x"])
+    script = OllamaScript(
+        plan=[PLAN], decompose=[DECOMPOSE], fill=["not json"], compress=["- x"], decide=["x"], gap=["x"]
+    )
     with OllamaServer(script) as server:
-        argv = ["bench", "real-model", "--musique", "1", "--hotpotqa", "0", "--webq", "1", "--json"]
+        argv = ["bench", "real-model", "--musique", "1", "--hotpotqa", "0", "--webq", "1", "--json", "--with-plans"]
         assert main([*argv, "--model", "ollama:qwen-test", "--ollama-host", server.url, "--max-rounds", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     runs = out["runs"]
-    assert [(r["set"], r["arm"]) for r in runs] == [
-        ("musique", "no model"),
-        ("musique", "ollama:qwen-test"),
-        ("webq", "no model"),
-        ("webq", "ollama:qwen-test"),
-    ]
-    bare, model = out["arms"]["no model"]["all"], out["arms"]["ollama:qwen-test"]["all"]
+    arms = ["no model", "ollama:qwen-test", "ollama:qwen-test plans"]
+    assert [(r["set"], r["arm"]) for r in runs] == [(s, a) for s in ("musique", "webq") for a in arms]
+    bare, model, plans = (out["arms"][a]["all"] for a in arms)
     assert bare["calls"] == 0 and bare["structured"] == 0 and bare["schema_valid"] is None
-    assert model["calls"] > 0 and 0 < model["schema_valid"] < 1  # the plans validate, "not json" does not
-    assert model["fell_back"] == 1.0  # "x" cites nothing and is in no source: the answer fell back, both sessions
-    assert model["model_answer"] == 0.0 and model["gave_way"] == 0.0 and all("gave_way" in r for r in runs)
+    # the model as set writes (compress, the answer): none of its replies is a structured one
+    assert model["calls"] > 0 and model["structured"] == 0 and model["schema_valid"] is None
+    assert plans["calls"] > model["calls"] and 0 < plans["schema_valid"] < 1  # the plans validate, "not json" not
+    for arm in (model, plans):
+        assert arm["fell_back"] == 1.0  # "x" cites nothing and is in no source: the answer fell back, each session
+        assert arm["model_answer"] == 0.0 and arm["gave_way"] == 0.0
+    assert all("gave_way" in r for r in runs)
 
 
 def test_bench_real_model_needs_a_model(home, capsys):

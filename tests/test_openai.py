@@ -40,7 +40,8 @@ def key(monkeypatch):
 
 
 def openai_kw(server, **kw):
-    return {"model": "openai:qwen-test", "openai_base_url": f"{server.url}/v1", "seed": 0, **kw}
+    # the model steers the search here (model_plans): the planning prompts are what these tests script
+    return {"model": "openai:qwen-test", "openai_base_url": f"{server.url}/v1", "seed": 0, "model_plans": True, **kw}
 
 
 def script(**replies) -> OllamaScript:
@@ -389,6 +390,7 @@ def test_ollama_is_asked_for_the_schema_and_its_thinking_never_reaches_a_parser(
             fixed_rounds=1,
             model="ollama:qwen-test",
             ollama_host=server.url,
+            model_plans=True,
         )
     plan = s.by_role("plan")[0]
     assert plan["format"]["properties"]["queries"]["type"] == "array" and "format" not in s.by_role("decide")[0]

