@@ -67,7 +67,7 @@ def evidence_hits(
         judged, by = None, "heuristic"
         if oracle is not None and oracle(r["url"]) is not None:
             judged, by = (oracle(r["url"]), heuristic_stance(claim, text)[1], "recorded stance"), "gold"
-        elif model is not None:
+        elif model is not None and settings.model_stances:
             try:
                 judged, by = model_stance(model, claim, text, usage), "model"
                 if judged is not None and judged[2] == UNQUOTED:
@@ -140,6 +140,7 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "attempt_start": state.get("round", 0),
             "result": None,
             "notes": [f"attempt {attempt}: need more search — {verdict.reason}"] + notes + usage.notes,
+            "decide_calls": usage.calls,  # the stances asked so far count in the result's model_calls
         }
     proof, method = write_proof(claim, verdict, history, runtime.context.chat_model, usage, notes)
     records = state.get("records") or []
@@ -164,7 +165,9 @@ def decide_claim(state: ResearchState, runtime: Runtime[Context]) -> dict:
             "evidence": len(history),
             "stances": {s: sum(h.stance == s for h in history) for s in ("support", "partial", "refute", "irrelevant")},
             "proof": method,
-            "model_calls": sum(r.get("model_calls", 0) for r in records) + usage.calls,
+            "model_calls": sum(r.get("model_calls", 0) for r in records)
+            + (state.get("decide_calls") or 0)
+            + usage.calls,
             "errors": [e for r in records for e in r.get("errors", [])],
             "notes": list(state.get("notes") or []) + notes + usage.notes,
         },

@@ -72,6 +72,7 @@ class ResearchState(TypedDict, total=False):
     kind: str  # "question" (research) or "claim" (verify)
     evidence: Annotated[list[EvidenceDict], operator.add]  # claims: EvidenceHit dicts, the evidence history
     attempts: int  # claims: decide passes so far
+    decide_calls: Annotated[int, operator.add]  # claims: model calls of the decide passes that asked for more search
     attempt_start: int  # the round after which the current attempt's rounds count (gate)
     result: dict | None  # AgentResult dict once decided
     chains: Required[

@@ -238,6 +238,7 @@ def test_a_false_claim_is_never_true_with_the_gguf_model(home, smollm2):
         max_rounds=1,
         verify_max_attempts=1,
         results_per_query=2,
+        model_stances=True,  # the model judges each hit's stance (off by default), then writes the proof
         **gguf_kw(smollm2),
     )
     check_records(session_state("eiffel")["records"], time.monotonic() - t0, TIMEOUT_S)

@@ -453,21 +453,41 @@ def test_bench_model_reports_no_processing_of_rejected_rounds(home, capsys):
 
 
 def test_bench_real_model_compares_no_model_and_the_model_side_by_side(home, capsys):
-    """`saturate bench real-model --with-plans` on one musique and one webq question against a scripted server: the
-    three arms per question (no model; the model as set, which writes but does not steer; the model steering too),
-    the structured replies counted (the scripted plan follows its schema; the fill reply does not)."""
+    """`saturate bench real-model --with-steering` on one musique and one webq question and three false claims
+    against a scripted server: three arms each (no model; the model as set, which writes but neither steers nor judges;
+    the model steering and judging too), the structured replies counted (the scripted plan follows its schema; the
+    fill reply does not)."""
     # what the benchmark reads from SATURATE_EVAL_DATA (webq runs on the embedded corpus): skipped without the data
     eval_file("musique", "tasks.jsonl"), eval_file("musique", "corpus.jsonl"), eval_file("webq", "tasks.jsonl")
+    eval_file("factcheck", "claims.jsonl")
     script = OllamaScript(
-        plan=[PLAN], decompose=[DECOMPOSE], fill=["not json"], compress=["- x"], decide=["x"], gap=["x"]
-    )
+        plan=[PLAN], decompose=[DECOMPOSE], fill=["not json"], compress=["- x"], decide=["x"], gap=["x"],
+        stance=["not json"],
+    )  # fmt: skip
     with OllamaServer(script) as server:
-        argv = ["bench", "real-model", "--musique", "1", "--hotpotqa", "0", "--webq", "1", "--json", "--with-plans"]
+        argv = ["bench", "real-model", "--musique", "1", "--hotpotqa", "0", "--webq", "1", "--json", "--with-steering"]
+        argv += ["--false-claims", "3"]  # the first two are off topic of all their hits: no stance is asked
         assert main([*argv, "--model", "ollama:qwen-test", "--ollama-host", server.url, "--max-rounds", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     runs = out["runs"]
-    arms = ["no model", "ollama:qwen-test", "ollama:qwen-test plans"]
-    assert [(r["set"], r["arm"]) for r in runs] == [(s, a) for s in ("musique", "webq") for a in arms]
+    arms = ["no model", "ollama:qwen-test", "ollama:qwen-test steers"]
+    assert [(r["set"], r["arm"]) for r in runs] == [(s, a) for s in ("musique", "webq") for a in arms] + [
+        ("claims", a) for _ in range(3) for a in arms
+    ]
+    claims = [r for r in runs if r["set"] == "claims"]  # a claim labelled False, verified on its recorded hits
+    assert len({r["task_id"] for r in claims}) == 3 and all(
+        r["verdict"] in ("True", "False", "Invalid") for r in claims
+    )
+    for arm in arms:
+        rows, by_set = [r for r in claims if r["arm"] == arm], out["arms"][arm]
+        assert by_set["claims"]["false_as_true"] == sum(r["verdict"] == "True" for r in rows)
+        assert by_set["claims"]["answer"] == round(sum(r["verdict"] == "False" for r in rows) / 3, 3)
+        assert by_set["all"]["sessions"] == 2  # the questions only
+    # the model as set leaves the stances to the heuristic (model_stances off): the verdicts without a model's
+    verdicts = {a: [r["verdict"] for r in claims if r["arm"] == a] for a in arms}
+    assert verdicts[arms[1]] == verdicts["no model"]
+    assert not any(r["structured"] for r in claims if r["arm"] == arms[1])
+    assert sum(r["structured"] for r in claims if r["arm"] == arms[2]) > 0  # steering, it was asked for stances
     bare, model, plans = (out["arms"][a]["all"] for a in arms)
     assert bare["calls"] == 0 and bare["structured"] == 0 and bare["schema_valid"] is None
     # the model as set writes (compress, the answer): none of its replies is a structured one
@@ -482,6 +502,19 @@ def test_bench_real_model_compares_no_model_and_the_model_side_by_side(home, cap
 def test_bench_real_model_needs_a_model(home, capsys):
     assert main(["bench", "real-model", "--musique", "1"]) == 2
     assert "needs --model" in capsys.readouterr().err
+
+
+def test_bench_real_model_bad_claim_counts_and_a_missing_claims_file_are_one_line(home, tmp_path, capsys):
+    """Bad input before any session: a negative count, and claims asked of a data folder without them."""
+    argv = ["bench", "real-model", "--model", "ollama:qwen-test", "--ollama-host", "http://127.0.0.1:9"]
+    assert main([*argv, "--false-claims", "-1"]) == 2
+    assert "counts must be 0 or more" in capsys.readouterr().err
+    with OllamaServer(OllamaScript()) as server:
+        argv[-1] = server.url
+        assert main([*argv, "--data", str(tmp_path), "--musique", "0", "--hotpotqa", "0", "--webq", "0"]) == 2
+        err = capsys.readouterr().err
+        assert "factcheck/claims.jsonl" in err and "--false-claims 0" in err and "Traceback" not in err
+        assert not server.script.by_role("stance")
 
 
 def test_a_timeout_counts_whichever_clock_fired_first():

@@ -89,7 +89,13 @@ def test_model_stance_and_a_rejected_model_proof(home):
     )
     with OllamaServer(script) as server:
         result = verify(
-            CLAIM, thread_id="m", source=ReplaySource(GOOD), seed=0, model="ollama:qwen-test", ollama_host=server.url
+            CLAIM,
+            thread_id="m",
+            source=ReplaySource(GOOD),
+            seed=0,
+            model="ollama:qwen-test",
+            ollama_host=server.url,
+            model_stances=True,  # the model judges the stances (off by default)
         )
     ev = {h["url"]: h for h in session_state("m")["evidence"]}
     assert ev[GOOD[0]["url"]]["stance_by"] == "model"
@@ -134,11 +140,59 @@ def test_a_model_that_supports_everything_with_empty_quotes_never_makes_a_claim_
             seed=0,
             model="ollama:qwen-test",
             ollama_host=server.url,
+            model_stances=True,  # the model judges the stances (off by default)
         )
     evidence = session_state("e")["evidence"]
     assert evidence and all(h["stance"] == "irrelevant" for h in evidence if h["stance_by"] == "model")
     assert result.outcome != "True", result.proof
     assert any("quoted nothing from their passage" in n for n in result.debug["notes"])
+
+
+ARTS = "Dr. Marloes Arts has published several papers on social and environmental sustainability."
+OTHERS = [  # passages about other people of that first name (the public factcheck claim fcb-0192's kind of hits)
+    {
+        "url": "https://example.org/hemmer",
+        "passage": "Dr. Marloes Hemmer has published several papers on the history of Dutch painting.",
+        "stance": "irrelevant",
+    },
+    {
+        "url": "https://example.org/peeters",
+        "passage": "Dr. Marloes Peeters published articles on sustainability and bio-sensing platforms.",
+        "stance": "irrelevant",
+    },
+]
+
+
+def test_a_models_partial_for_a_passage_about_someone_else_never_makes_a_claim_true(home):
+    """Qwen2.5-Coder-0.5B called 9 of the first 10 false public claims True, each on a "partial" with a verbatim
+    quote from a passage about another person: a model stance needs the claim's subject (and, to support, every name
+    and number) in its passage, else it counts as irrelevant. The stances of both decide passes count in
+    model_calls."""
+    script = OllamaScript(
+        plan=['{"queries": ["Marloes Arts papers", "Marloes Arts sustainability"]}'],
+        stance=[
+            '{"stance": "partial", "quote": "' + OTHERS[0]["passage"] + '"}',
+            '{"stance": "partial", "quote": "' + OTHERS[1]["passage"] + '"}',
+        ],
+        compress=["- fact"],
+    )
+    with OllamaServer(script) as server:
+        result = verify(
+            ARTS,
+            thread_id="arts",
+            source=ReplaySource(OTHERS),
+            seed=0,
+            model="ollama:qwen-test",
+            ollama_host=server.url,
+            model_stances=True,  # the model judges the stances (off by default)
+        )
+        asked = len(script.by_role("stance"))
+    evidence = session_state("arts")["evidence"]
+    assert evidence and all(h["stance_by"] == "model" for h in evidence)
+    assert all(h["stance"] == "irrelevant" for h in evidence), [h["stance_reason"] for h in evidence]
+    assert all(h["stance_reason"].startswith("model: the passage lacks what the claim names") for h in evidence)
+    assert result.outcome != "True", result.proof
+    assert asked >= len(evidence) and result.debug["model_calls"] >= asked  # every decide pass's stances counted
 
 
 def test_bench_verify_json(home, capsys, tmp_path):

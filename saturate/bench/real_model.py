@@ -11,7 +11,8 @@ The first N questions of each set (40 by default: musique and hotpotqa on their 
 corpus; the evaluation data's, ``--data`` or $SATURATE_EVAL_DATA; ``--limit N`` keeps the first N of them in all, for
 a quick check) run as real sessions of the graph, each twice: without a model (the heuristics and the trained reader)
 and with the model the setting flags name (compress, the answer, the brief, novelty when asked; with
-``model_plans`` on, also plan, decompose, fill and gap queries; ``--with-plans`` adds that arm as a third). Nothing
+``model_plans`` on, also plan, decompose, fill and gap queries, and with ``model_stances`` the claims' stances;
+``--with-steering`` adds an arm with both on as a third). Nothing
 is tuned here: it measures. Per arm:
 
 - ``answer``: share of sessions whose answer holds a gold answer (case-blind substring, as ``bench natural``);
@@ -25,6 +26,11 @@ is tuned here: it measures. Per arm:
 - ``fell_back``: share of sessions where some model step fell back to the heuristics (a failed call, an unusable or
   invented reply, an answer replaced);
 - ``calls`` and ``seconds`` per session.
+
+Then the first ``--false-claims`` N claims labelled False of ``factcheck/claims.jsonl`` (10 by default) are verified
+in each arm on their recorded search hits (``ReplaySource``, as ``bench verify``; the stances the model's, or the
+heuristic's without one): their row's ``answer`` is the share given False and ``false_as_true`` counts those called
+True — a false claim must never be True. The ``all`` row is the questions'.
 
 The structured replies are counted by wrapping ``ModelUsage.call`` for the run (instrumentation of the benchmark,
 not of the product). An ``openai:`` or ``ollama:`` model's server is the user's: start it first (README, "Your own
@@ -52,6 +58,7 @@ from saturate.graph.gguf_chat import loaded_of
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes._model import ModelUsage
+from saturate.sources.replay import ReplaySource, load_claims
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -63,6 +70,7 @@ JUDGED_OUT = "the model's answer was not used"  # nodes/_answer.py: the reader's
 # nodes/_answer.py: the model's answer said something else than the answer without it, which stood
 GAVE_WAY = ("not overrule it", "the answer without the model stands")
 DEFAULT_COUNTS = (10, 15, 15)  # 40 questions
+DEFAULT_FALSE_CLAIMS = 10
 
 
 @dataclass
@@ -80,6 +88,7 @@ class Run:
     calls: int
     seconds: float
     answer_note: str  # what became of the model's answer (its note in the result), "" when none
+    verdict: str = ""  # a claim's verdict (the claims set), "" for a question
 
 
 @contextmanager
@@ -131,11 +140,47 @@ def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, ch
     )
 
 
+def run_claim(graph, row: dict, overrides: dict, arm: str, chat_model: Any) -> Run:
+    """A false claim of the factcheck set through the verify graph on its recorded search hits (``ReplaySource``,
+    as ``bench verify``), the stances the model's (or the heuristic's without one): ``answer`` is a verdict of
+    False, ``verdict`` what the session said — True would be a false claim called true."""
+    settings = load_settings(overrides, env={})
+    with counting_replies() as counts:
+        t0 = time.perf_counter()
+        out = graph.invoke(
+            initial_state(row["claim"], settings, kind="claim"),
+            context=Context(source=ReplaySource(row.get("hits") or []), chat_model=chat_model),
+        )
+        seconds = time.perf_counter() - t0
+    result = out.get("result") or {}
+    debug = result.get("debug") or {}
+    notes = [n for r in out.get("records") or [] for n in [*r.get("fallbacks", []), *r.get("errors", [])]]
+    verdict = str(result.get("outcome", ""))
+    return Run(
+        set="claims",
+        task_id=str(row.get("id", "")),
+        arm=arm,
+        answer=verdict == "False",
+        method=str(debug.get("answer", "")),
+        structured=counts["structured"],
+        schema_valid=counts["valid"],
+        fell_back=chat_model is not None and any(k in n for n in notes for k in FELL_BACK),
+        judged_out=False,
+        gave_way=False,
+        calls=int(debug.get("model_calls") or 0),
+        seconds=seconds,
+        answer_note="",
+        verdict=verdict,
+    )
+
+
 def summarize(runs: list[Run]) -> dict:
     n = len(runs) or 1
     structured = sum(r.structured for r in runs)
+    claims = [r for r in runs if r.set == "claims"]
     return {
         "sessions": len(runs),
+        "false_as_true": sum(r.verdict == "True" for r in claims) if claims else None,
         "answer": round(sum(r.answer for r in runs) / n, 3),
         "model_answer": round(sum(r.method == "model" for r in runs) / n, 3),
         "schema_valid": round(sum(r.schema_valid for r in runs) / structured, 3) if structured else None,
@@ -153,16 +198,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name, default in zip(SETS, DEFAULT_COUNTS):
         p.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"first N {name} questions (0: none)")
     p.add_argument(
+        "--false-claims",
+        type=int,
+        default=DEFAULT_FALSE_CLAIMS,
+        metavar="N",
+        help=f"first N false claims of factcheck/claims.jsonl, verified on their recorded hits (0: none; default "
+        f"{DEFAULT_FALSE_CLAIMS})",
+    )
+    p.add_argument(
         "--limit",
         type=int,
         default=None,
         metavar="N",
-        help="at most N questions in all (the sets in order): a quick check",
+        help="at most N questions and claims in all (the sets in order, the claims last): a quick check",
     )
     p.add_argument(
-        "--with-plans",
+        "--with-steering",
         action="store_true",
-        help="a third arm: the model also steers the search (model_plans on; the second arm has it as set)",
+        help="a third arm: the model also steers the search and judges the claims' stances (model_plans and "
+        "model_stances on; the second arm has them as set)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
@@ -174,8 +228,10 @@ def run(args) -> int:
         raise InputError(
             "saturate bench real-model needs --model (e.g. gguf:smollm2, or openai:smollm2 with --openai-base-url)"
         )
-    if any(getattr(args, name) < 0 for name in SETS) or (args.limit is not None and args.limit < 1):
-        raise InputError("question counts must be 0 or more, --limit 1 or more")
+    if any(getattr(args, name) < 0 for name in SETS) or args.false_claims < 0:
+        raise InputError("question and claim counts must be 0 or more, --limit 1 or more")
+    if args.limit is not None and args.limit < 1:
+        raise InputError("question and claim counts must be 0 or more, --limit 1 or more")
     settings = load_settings(overrides)  # bad settings are bad input (exit 2) before any work
     # an unreachable server, a model it does not serve, a missing or bad GGUF file: a one-line error here (a gguf:
     # file is loaded here, once for the whole run)
@@ -187,14 +243,17 @@ def run(args) -> int:
         else {}
     )
     data = eval_data(args.data)
+    claims_file = data / "factcheck" / "claims.jsonl"
+    if args.false_claims and not claims_file.is_file():  # before any question runs
+        raise InputError(f"file not found: {claims_file} (--false-claims 0 leaves the claims out)")
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
     graph = build_graph()
     bare = {k: v for k, v in overrides.items() if k not in ("model", "openai_base_url", "ollama_host")}
     arms = [("no model", bare), (settings.model or "model", overrides)]
-    if args.with_plans:
-        arms.append((f"{settings.model} plans", {**overrides, "model_plans": True}))
+    if args.with_steering:
+        arms.append((f"{settings.model} steers", {**overrides, "model_plans": True, "model_stances": True}))
     runs: list[Run] = []
-    left = args.limit if args.limit is not None else sum(getattr(args, name) for name in SETS)
+    left = args.limit if args.limit is not None else sum(getattr(args, name) for name in SETS) + args.false_claims
     t0 = time.perf_counter()
     for name in SETS:
         count = min(getattr(args, name), left)
@@ -210,12 +269,20 @@ def run(args) -> int:
                 model = resolve_chat_model(settings)[0] if given is not bare else None
                 runs.append(run_task(graph, source, name, task, {**given, "seed": i + 1}, arm, model))
                 say(f"{name} {i + 1}/{len(tasks)} {json.dumps(asdict(runs[-1]))}")  # a partial run keeps its rows
+    count = min(args.false_claims, left)
+    if count:
+        rows = [r for r in load_claims(claims_file) if r.get("label") == "False"][:count]
+        for i, row in enumerate(rows):
+            for arm, given in arms:
+                model = resolve_chat_model(settings)[0] if given is not bare else None
+                runs.append(run_claim(graph, row, {**given, "seed": i + 1}, arm, model))
+                say(f"claims {i + 1}/{len(rows)} {json.dumps(asdict(runs[-1]))}")
     table = {
         arm: {
-            "all": summarize([r for r in runs if r.arm == arm]),
+            "all": summarize([r for r in runs if r.arm == arm and r.set in SETS]),  # the questions
             **{
                 s: summarize([r for r in runs if r.arm == arm and r.set == s])
-                for s in SETS
+                for s in (*SETS, "claims")
                 if any(r.set == s for r in runs)
             },
         }
@@ -230,6 +297,7 @@ def run(args) -> int:
         print(json.dumps({**out, "runs": [asdict(r) for r in runs]}, indent=2))
         return 0
     cols = ("answer", "model_answer", "judged_out", "gave_way", "schema_valid", "fell_back", "calls", "seconds")
+    cols += ("false_as_true",) if any(r.set == "claims" for r in runs) else ()
     width = max([18, *(len(arm) + 2 for arm in table)])  # gguf:qwen2.5-coder-0.5b is 23 characters
     print(f"{'arm':<{width}}{'set':<10}{'sessions':>9}" + "".join(f"{c:>14}" for c in cols))
     for arm, by_set in table.items():
