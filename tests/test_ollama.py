@@ -499,6 +499,18 @@ def test_bench_real_model_compares_no_model_and_the_model_side_by_side(home, cap
     assert all("gave_way" in r for r in runs)
 
 
+def test_bench_real_model_of_claims_alone_has_no_row_of_questions(home, capsys):
+    eval_file("factcheck", "claims.jsonl")
+    with OllamaServer(OllamaScript(stance=["not json"])) as server:
+        argv = ["bench", "real-model", "--model", "ollama:qwen-test", "--ollama-host", server.url, "--json"]
+        assert main([*argv, "--musique", "0", "--hotpotqa", "0", "--webq", "0", "--false-claims", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {a: sorted(rows) for a, rows in out["arms"].items()} == {
+        "no model": ["claims"],
+        "ollama:qwen-test": ["claims"],
+    }
+
+
 def test_bench_real_model_needs_a_model(home, capsys):
     assert main(["bench", "real-model", "--musique", "1"]) == 2
     assert "needs --model" in capsys.readouterr().err

@@ -269,6 +269,7 @@ def run(args) -> int:
                 model = resolve_chat_model(settings)[0] if given is not bare else None
                 runs.append(run_task(graph, source, name, task, {**given, "seed": i + 1}, arm, model))
                 say(f"{name} {i + 1}/{len(tasks)} {json.dumps(asdict(runs[-1]))}")  # a partial run keeps its rows
+    asked_questions = any(r.set in SETS for r in runs)
     count = min(args.false_claims, left)
     if count:
         rows = [r for r in load_claims(claims_file) if r.get("label") == "False"][:count]
@@ -279,7 +280,8 @@ def run(args) -> int:
                 say(f"claims {i + 1}/{len(rows)} {json.dumps(asdict(runs[-1]))}")
     table = {
         arm: {
-            "all": summarize([r for r in runs if r.arm == arm and r.set in SETS]),  # the questions
+            # the questions (a run of claims alone has no such row)
+            **({"all": summarize([r for r in runs if r.arm == arm and r.set in SETS])} if asked_questions else {}),
             **{
                 s: summarize([r for r in runs if r.arm == arm and r.set == s])
                 for s in (*SETS, "claims")
