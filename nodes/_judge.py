@@ -11,7 +11,7 @@ from typing import Literal, cast
 from pydantic import BaseModel
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text, parse_json_object
-from saturate.nodes.reading.stance import STANCES, align, heuristic_stance
+from saturate.nodes.reading.stance import STANCES, heuristic_stance, unfounded
 from saturate.nodes.reading.verdict import Verdict, check_proof, extractive_proof
 from saturate.state.records import EvidenceHit, Stance
 from saturate.state.text import clip, scrub_urls
@@ -75,19 +75,6 @@ def model_stance(model, claim: str, passage: str, usage: ModelUsage) -> tuple[St
     if stance == "irrelevant":
         return "irrelevant", best, "model"
     return "irrelevant", best, UNQUOTED
-
-
-def unfounded(claim: str, passage: str, stance: str) -> str:
-    """What ``passage`` lacks for the model's ``stance`` to stand ("" when nothing): the claim's subject for any
-    stance but irrelevant; for support or partial also every name and number of the claim."""
-    if stance == "irrelevant":
-        return ""
-    a = align(claim, passage)
-    if a.subject and not a.subject_found:
-        return f"no {a.subject!r}"
-    if stance in ("support", "partial") and a.missing:
-        return "no " + ", ".join(repr(m) for m in a.missing[:3])
-    return ""
 
 
 PROOF = Prompt(

@@ -75,6 +75,20 @@ def test_verify_cli_json_contract(home, capsys, monkeypatch):
     assert main(["verify", "", "--quiet"]) == 2
 
 
+def verify_judged_by(script: OllamaScript, claim: str, thread: str, hits: list[dict]):
+    """``claim`` verified on the recorded ``hits`` with the scripted model judging the stances (off by default)."""
+    with OllamaServer(script) as server:
+        return verify(
+            claim,
+            thread_id=thread,
+            source=ReplaySource(hits),
+            seed=0,
+            model="ollama:qwen-test",
+            ollama_host=server.url,
+            model_stances=True,
+        )
+
+
 def test_model_stance_and_a_rejected_model_proof(home):
     script = OllamaScript(
         plan=['{"queries": ["Sydney Harbour Bridge opening year", "Harbour Bridge 1932"]}'],
@@ -87,16 +101,7 @@ def test_model_stance_and_a_rejected_model_proof(home):
         proof=['Proof: see https://invented.example/x "the bridge opened in 1932"'],
         compress=["- fact"],
     )
-    with OllamaServer(script) as server:
-        result = verify(
-            CLAIM,
-            thread_id="m",
-            source=ReplaySource(GOOD),
-            seed=0,
-            model="ollama:qwen-test",
-            ollama_host=server.url,
-            model_stances=True,  # the model judges the stances (off by default)
-        )
+    result = verify_judged_by(script, CLAIM, "m", GOOD)
     ev = {h["url"]: h for h in session_state("m")["evidence"]}
     assert ev[GOOD[0]["url"]]["stance_by"] == "model"
     # an invented quote: the hit counts as irrelevant, shown with a verbatim sentence, and the session notes it
@@ -132,16 +137,7 @@ def test_a_model_that_supports_everything_with_empty_quotes_never_makes_a_claim_
         stance=['{"stance": "support", "quote": ""}', '{"stance": "support", "quote": "1"}'],
         compress=["- fact"],
     )
-    with OllamaServer(script) as server:
-        result = verify(
-            EIFFEL,
-            thread_id="e",
-            source=ReplaySource(EIFFEL_HITS),
-            seed=0,
-            model="ollama:qwen-test",
-            ollama_host=server.url,
-            model_stances=True,  # the model judges the stances (off by default)
-        )
+    result = verify_judged_by(script, EIFFEL, "e", EIFFEL_HITS)
     evidence = session_state("e")["evidence"]
     assert evidence and all(h["stance"] == "irrelevant" for h in evidence if h["stance_by"] == "model")
     assert result.outcome != "True", result.proof
@@ -176,17 +172,8 @@ def test_a_models_partial_for_a_passage_about_someone_else_never_makes_a_claim_t
         ],
         compress=["- fact"],
     )
-    with OllamaServer(script) as server:
-        result = verify(
-            ARTS,
-            thread_id="arts",
-            source=ReplaySource(OTHERS),
-            seed=0,
-            model="ollama:qwen-test",
-            ollama_host=server.url,
-            model_stances=True,  # the model judges the stances (off by default)
-        )
-        asked = len(script.by_role("stance"))
+    result = verify_judged_by(script, ARTS, "arts", OTHERS)
+    asked = len(script.by_role("stance"))
     evidence = session_state("arts")["evidence"]
     assert evidence and all(h["stance_by"] == "model" for h in evidence)
     assert all(h["stance"] == "irrelevant" for h in evidence), [h["stance_reason"] for h in evidence]

@@ -408,6 +408,20 @@ def stance_of(
     return "irrelevant", a.excerpt, f"covers {a.cover:.2f} of the claim (< {partial_from:g})"
 
 
+def unfounded(claim: str, passage: str, stance: str) -> str:
+    """What ``passage`` lacks for a chat model's ``stance`` to stand (``nodes._judge.model_stance``; "" when
+    nothing): the claim's subject for any stance but irrelevant, for support or partial also every name and number
+    of the claim (rules 4 and 6)."""
+    if stance == "irrelevant":
+        return ""
+    a = align(claim, passage)
+    if a.subject and not a.subject_found:
+        return f"no {a.subject!r}"
+    if stance in ("support", "partial") and a.missing:
+        return "no " + ", ".join(repr(m) for m in a.missing[:3])
+    return ""
+
+
 def heuristic_stance(claim: str, passage: str) -> tuple[Stance, str, str]:
     """(stance, excerpt: the window it rests on, verbatim in the passage, reason)."""
     return stance_of(align(claim, passage))

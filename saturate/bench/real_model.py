@@ -108,18 +108,25 @@ def counting_replies() -> Iterator[dict[str, int]]:
         yield counts
 
 
-def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, chat_model: Any) -> Run:
-    settings = load_settings(overrides, env={})
+def invoke(graph, task: str, kind: str, overrides: dict, context: Context) -> tuple[dict, dict, dict[str, int], float]:
+    """One session of ``graph``: (its state, its result's debug, the structured replies counted, seconds)."""
     with counting_replies() as counts:
         t0 = time.perf_counter()
-        out = graph.invoke(
-            initial_state(task["question"], settings), context=Context(source=source, chat_model=chat_model)
-        )
+        out = graph.invoke(initial_state(task, load_settings(overrides, env={}), kind=kind), context=context)
         seconds = time.perf_counter() - t0
+    return out, (out.get("result") or {}).get("debug") or {}, counts, seconds
+
+
+def round_notes(out: dict) -> list[str]:
+    """The fallbacks and errors its rounds recorded."""
+    return [n for r in out.get("records") or [] for n in [*r.get("fallbacks", []), *r.get("errors", [])]]
+
+
+def run_task(graph, source, name: str, task: dict, overrides: dict, arm: str, chat_model: Any) -> Run:
+    context = Context(source=source, chat_model=chat_model)
+    out, debug, counts, seconds = invoke(graph, task["question"], "question", overrides, context)
     result = out.get("result") or {}
-    debug = result.get("debug") or {}
-    notes = [n for r in out.get("records") or [] for n in [*r.get("fallbacks", []), *r.get("errors", [])]]
-    notes += list(debug.get("notes") or [])
+    notes = round_notes(out) + list(debug.get("notes") or [])
     return Run(
         set=name,
         task_id=str(task.get("id", "")),
@@ -144,18 +151,10 @@ def run_claim(graph, row: dict, overrides: dict, arm: str, chat_model: Any) -> R
     """A false claim of the factcheck set through the verify graph on its recorded search hits (``ReplaySource``,
     as ``bench verify``), the stances the model's (or the heuristic's without one): ``answer`` is a verdict of
     False, ``verdict`` what the session said — True would be a false claim called true."""
-    settings = load_settings(overrides, env={})
-    with counting_replies() as counts:
-        t0 = time.perf_counter()
-        out = graph.invoke(
-            initial_state(row["claim"], settings, kind="claim"),
-            context=Context(source=ReplaySource(row.get("hits") or []), chat_model=chat_model),
-        )
-        seconds = time.perf_counter() - t0
-    result = out.get("result") or {}
-    debug = result.get("debug") or {}
-    notes = [n for r in out.get("records") or [] for n in [*r.get("fallbacks", []), *r.get("errors", [])]]
-    verdict = str(result.get("outcome", ""))
+    context = Context(source=ReplaySource(row.get("hits") or []), chat_model=chat_model)
+    out, debug, counts, seconds = invoke(graph, row["claim"], "claim", overrides, context)
+    notes = round_notes(out)
+    verdict = str((out.get("result") or {}).get("outcome", ""))
     return Run(
         set="claims",
         task_id=str(row.get("id", "")),
