@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from saturate.cli.loading import engine_loading
 from saturate.cli.output import EXIT_FAILED, EXIT_INTERRUPTED, say, stop_at_next_interrupt
 from saturate.cli.settings import add_setting_flags, setting_overrides
 
@@ -33,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from saturate.graph import run_batch  # heavy: LangGraph, imported when the command runs
+    with engine_loading():  # heavy: LangGraph, imported when the command runs
+        from saturate.graph import run_batch
 
     out = args.out or args.tasks.with_name(args.tasks.name.removesuffix(".jsonl") + ".results.jsonl")
     show = _Bar() if not (args.quiet or args.json) else None

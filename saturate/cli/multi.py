@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
+from saturate.cli.loading import engine_loading
 from saturate.cli.output import exit_code, print_answer, print_notes_and_errors, print_sources, say
 from saturate.views.progress import query_counts, short_query
 
@@ -102,9 +103,9 @@ def print_multi_result(result, thread: str, as_json: bool, quiet: bool) -> None:
 
 def run_research(args, settings) -> int:
     """``saturate research --multi`` / ``--sources``: the settings are already validated."""
-    # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate import research_multi
-    from saturate.graph import check_thread, new_thread_id
+    with engine_loading():  # heavy: LangGraph and LangChain, imported when a session runs
+        from saturate import research_multi
+        from saturate.graph import check_thread, new_thread_id
 
     task = " ".join(args.task.split())  # as the session will hold it (research_multi checks it: one check)
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)

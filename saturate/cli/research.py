@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from saturate.cli.loading import engine_loading
 from saturate.cli.multi import run_research as run_multi_research
 from saturate.cli.multi import wants_multi
 from saturate.cli.output import exit_code, print_json, print_result, say
@@ -24,9 +25,9 @@ def cmd_research(args: argparse.Namespace) -> int:
     checked_task(args.task, settings.task_max_chars)  # bad input in a fraction of a second, before LangGraph loads
     if wants_multi(args):  # --multi or --sources: the multi-source graph (graph/build_multi.py)
         return run_multi_research(args, settings)
-    # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate import research
-    from saturate.graph import check_thread, new_thread_id
+    with engine_loading():  # heavy: LangGraph and LangChain, imported when a session runs
+        from saturate import research
+        from saturate.graph import check_thread, new_thread_id
 
     task = args.task  # research() checks it too: bad input fails before any progress line is shown
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
@@ -66,9 +67,9 @@ def settle(result, thread: str, args: argparse.Namespace, task: str):
 def cmd_verify(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     checked_task(args.claim, settings.task_max_chars)  # as cmd_research: before LangGraph loads
-    # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate import verify
-    from saturate.graph import check_thread, new_thread_id
+    with engine_loading():  # heavy: LangGraph and LangChain, imported when a session runs
+        from saturate import verify
+        from saturate.graph import check_thread, new_thread_id
 
     # verify() checks the claim too: bad input fails before any progress line is shown
     thread = args.thread = new_thread_id() if args.thread is None else check_thread(args.thread)
@@ -94,8 +95,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate import resume, session_state
+    with engine_loading():  # heavy: LangGraph and LangChain, imported when a session runs
+        from saturate import resume, session_state
 
     state = session_state(args.thread, home=args.home)
     waiting = state.get("_review")
@@ -127,9 +128,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_fork(args: argparse.Namespace) -> int:
     """``saturate fork THREAD --round N``: a new session from round N with the --<setting> flags given."""
-    # heavy: LangGraph and LangChain, imported when a session runs
-    from saturate import session_state
-    from saturate.graph import fork
+    with engine_loading():  # heavy: LangGraph and LangChain, imported when a session runs
+        from saturate import session_state
+        from saturate.graph import fork
 
     progress = make_progress(args)
     if progress is not None:
