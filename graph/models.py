@@ -24,7 +24,6 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from saturate.graph import gguf_chat
 from saturate.graph.model_servers import (
     PROBE_TIMEOUT_S,
     ModelUnavailable,
@@ -98,6 +97,8 @@ def make_chat_model(settings: Settings, context: int | None = None) -> Any:
     """The chat model of ``settings.model``; ``context``: the server's reported context (tokens), for an
     ``openai:`` model (``nodes._model.context_tokens`` reads it from the model's metadata to fit prompts)."""
     if protocol(settings.model) == "gguf":
+        from saturate.graph import gguf_chat  # LangChain's chat model base: only for a gguf: model
+
         return gguf_chat.chat_model(settings)  # its context is the file's (at most num_ctx)
     if protocol(settings.model) == "openai":
         return _openai_chat_model(settings, context)
@@ -137,6 +138,8 @@ def probe(settings: Settings) -> int | None:
     The context length (tokens) an OpenAI-compatible server reports for it, else None. A ``gguf:`` file is checked
     and loaded (once per process): its context is the one it runs with."""
     if protocol(settings.model) == "gguf":
+        from saturate.graph import gguf_chat
+
         return gguf_chat.load(settings).n_ctx
     name = model_name(settings)
     if protocol(settings.model) == "openai":
@@ -159,4 +162,6 @@ def resolve_chat_model(settings: Settings, chat_model: Any = None) -> tuple[Any,
             return None, [f"model {settings.model} unavailable at start ({exc}); this session used the heuristic paths"]
         raise
     model = make_chat_model(settings, context)
+    from saturate.graph import gguf_chat  # loaded by now when the model is a gguf: one
+
     return model, gguf_chat.notes_of(model)

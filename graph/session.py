@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal
 import sqlite3
+import sys
 import tempfile
 import threading
 import time
@@ -30,7 +31,6 @@ from langgraph.types import Command
 from saturate.graph import storage
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import multilingual_reader, resolve_embeddings, retrieval_meaning
-from saturate.graph.gguf_chat import allow_generation, stop_generation
 from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import home_dir, writable
 from saturate.sources import make_source, open_sources
@@ -43,6 +43,9 @@ from saturate.state.text import has_control_characters, printable
 
 DURABILITY = "sync"
 RECURSION_LIMIT = 1000
+# the in-process GGUF model (graph/gguf_chat.py), imported only by a session with a gguf: model: LangChain's chat model
+# base is not loaded for the others (issue 46)
+GGUF_CHAT = "saturate.graph.gguf_chat"
 
 
 class InputError(BadInput):
@@ -422,15 +425,16 @@ def interrupt_between_steps() -> Iterator:
         if asked:  # the second: now
             raise KeyboardInterrupt
         asked.append(True)
-        stop_generation()
+        if GGUF_CHAT in sys.modules:  # a gguf: model is loaded (else no generation runs to stop)
+            sys.modules[GGUF_CHAT].stop_generation()
 
     signal.signal(signal.SIGINT, on_sigint)
     try:
         yield stop_if_asked
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        if asked:
-            allow_generation()
+        if asked and GGUF_CHAT in sys.modules:
+            sys.modules[GGUF_CHAT].allow_generation()
 
 
 def start(

@@ -353,6 +353,21 @@ def test_default_settings_need_no_embeddings_and_import_nothing(tmp_path):
     assert out == {"resolved": "None", "context": "None", "heavy": []}
 
 
+NO_MODEL = """
+import json, sys
+from saturate import research
+result = research("What is the capital of Canada?", home=sys.argv[1])
+chat = [m for m in ("saturate.graph.gguf_chat", "langchain_core.language_models.chat_models") if m in sys.modules]
+print(json.dumps({"answered": bool(result.answer), "chat": chat}))
+"""
+
+
+def test_a_session_without_a_model_loads_no_chat_model_code(tmp_path):
+    """A default session (no model) does not import the in-process GGUF model or LangChain's chat model base
+    (issue 46: 18 ms of every start); a gguf: session loads it, and its Ctrl-C still stops the model (test_gguf)."""
+    assert run_py(NO_MODEL, str(tmp_path / "home")) == {"answered": True, "chat": []}
+
+
 DOTENV = """
 import json, os
 from saturate.graph.embeddings import resolve_embeddings
