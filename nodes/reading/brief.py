@@ -8,8 +8,10 @@ cited and marked as the sources bear them out (the seeds' verification and trian
 2. At most ``MAX_SENTENCES`` in all, each part its share first (``per_part``), the most likely first; one of two
    sentences saying the same thing (``extractive.near_duplicate``) is left out, across parts too. Then each source
    the direct answer cites (``cited``) that the brief does not cite yet gives its best sentence, in the part it reads
-   best for: the brief cites what the answer cites (a multi-hop answer's second page, which the reader ranks low
-   against the whole question), then the rest fill what room is left.
+   best for, on topic or not (the answer quotes it: hotpotqa's two gold paragraphs both cited, half A 0.835 ->
+   0.866, half B 0.750 -> 0.838): the brief cites what the answer cites (a multi-hop answer's second page, which the
+   reader ranks low against the whole question, and which the topic floor often marks off topic), then the rest fill
+   what room is left.
 3. In a part, what a thing is comes first (a source's opening sentence), then the rest, the most likely first.
 4. Each sentence is cited ``[n]`` and marked: **confirmed** when another accepted source (another page) holds it too
    (a sentence of it holds ``CONFIRM_SHARE`` of the sentence's words beyond the question's, and every name and
@@ -46,6 +48,10 @@ LINK_FLAGS = re.IGNORECASE
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)$")
 
 
+def _best_first(x: Read) -> tuple:
+    return (-x.p, x.candidate.doc, x.candidate.order)
+
+
 def per_part(parts: int) -> int:
     return max(MIN_PER_PART, MAX_SENTENCES // max(1, parts))
 
@@ -68,18 +74,20 @@ def build_brief(
     sentences = [[folded_terms(f"{t}. {s}") for s in split_sentences(x or "")] for t, x in docs]
     sites = [r.get("url", "") or str(i) for i, r in enumerate(results)]  # a page is a source
     keep = named_by_on_topic(docs, on_topic, task) if on_topic is not None else [True] * len(results)
-    read_parts: list[list[Read]] = []
+    answer_cited = set(cited)
+    read_parts: list[list[Read]] = []  # what each part may show
+    of_cited: list[list[Read]] = []  # and, of a source the answer cites, what it may show for the answer's sake
     for part, own in zip(parts, own_words(parts)):
         ask = reader_question(part) or task
         # by shared words, not the reader's learned order (learned from single questions' answer sentences, it
         # lowered both measures of `saturate bench brief` on both halves: docs/reader.md)
-        reads = reader.read(ask, candidates(ask, docs))
         reads = [
             x
-            for x in reads
-            if x.p >= min_p and keep[x.candidate.doc] and not elided(x.candidate.text) and names_part(x, own)
+            for x in reader.read(ask, candidates(ask, docs))
+            if x.p >= min_p and not elided(x.candidate.text) and names_part(x, own)
         ]
-        read_parts.append(sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order)))
+        read_parts.append(sorted((x for x in reads if keep[x.candidate.doc]), key=_best_first))
+        of_cited.append(sorted((x for x in reads if x.candidate.doc in answer_cited), key=_best_first))
     quota = per_part(len(parts))
     chosen: list[list[Read]] = [[] for _ in parts]
     shown: list[frozenset[str]] = []
@@ -100,7 +108,7 @@ def build_brief(
     have = {x.candidate.doc for picked in chosen for x in picked}
     for d in dict.fromkeys(d for d in cited if d not in have):  # its best sentence, in the part it reads best for
         best = max(
-            ((x.p, i, x) for i, reads in enumerate(read_parts) for x in reads if x.candidate.doc == d),
+            ((x.p, i, x) for i, reads in enumerate(of_cited) for x in reads if x.candidate.doc == d),
             key=lambda t: t[0],
             default=None,
         )

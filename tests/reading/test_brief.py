@@ -150,6 +150,15 @@ def test_every_source_the_answer_cites_is_cited_in_the_brief():
     # a cited source none of whose sentences may be shown (below the threshold) is not forced in
     low = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.5, cited=[10])
     assert 11 not in cites(low)
+    # a cited source marked off topic (and named by nothing on topic) is cited all the same: the answer quotes it
+    # (hotpotqa's both gold paragraphs cited: half A 0.835 -> 0.866, half B 0.750 -> 0.838, `saturate bench brief`)
+    on_topic = [True] * 10 + [False]
+    off = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, on_topic, min_p=0.3)
+    assert 11 not in cites(off)
+    off = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, on_topic, min_p=0.3, cited=[10])
+    assert 11 in cites(off) and sum(len(p["sentences"]) for p in off) == MAX_SENTENCES
+    # and only where it is cited: its sentence does not fill the room left by others
+    assert all(n == 11 or n <= 10 for n in cites(off))
 
 
 def test_a_page_an_on_topic_source_names_may_be_quoted_another_off_topic_one_not():
