@@ -184,6 +184,28 @@ def test_a_page_an_on_topic_source_names_may_be_quoted_another_off_topic_one_not
     assert named_by_on_topic([("A", "x"), ("Duke Energy", "y")], [True, False], "Is Duke Energy in Ohio?") == [True] * 2
 
 
+def test_the_page_an_on_topic_source_names_is_read_even_when_it_shares_no_word_with_the_question():
+    """A multi-hop question's second page shares no word with the question: none of its sentences is among the
+    sentences chosen by shared words when the first page has more than enough of them, so its opening sentence (what
+    the page is) is read too, and quoted when it reads well."""
+
+    class YearReader(GivenReader):
+        def read(self, question, cands):
+            return [Read(c, 0.9 if "1931" in c.text else 0.5) for c in cands]
+
+    words = "origins factory catalogue patents rivals exports staff logo motto museum".split()
+    filler = " ".join(f"Acme Widgets founder {w} {w}s were {k} times noted." for k, w in enumerate(words * 3))
+    results = [
+        doc(1, "Acme Widgets", f"Acme Widgets was founded by Jane Roe in Springfield. {filler}"),
+        doc(2, "Jane Roe", "Jane Roe (1931–2010) was an American engineer. She liked boats."),
+    ]
+    part = [{"name": "", "ask": "When was the founder of Acme Widgets born?", "kind": "question"}]
+    brief = build_brief(YearReader({}), part[0]["ask"], part, results, {}, [True, False], min_p=0.3)
+    texts = {s["text"]: s["sources"] for s in brief[0]["sentences"]}
+    assert texts.get("Jane Roe (1931–2010) was an American engineer.") == [2]
+    assert not any("boats" in t for t in texts)  # its opening sentence, not the rest of the page
+
+
 def test_the_overview_gives_each_part_an_equal_share_and_keeps_its_citations():
     long = "Nuclear power is the use of nuclear reactions to produce electricity " + "in reactors " * 30 + "."
     brief = [
