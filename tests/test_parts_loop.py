@@ -113,3 +113,23 @@ def test_a_slot_value_the_readers_answer_does_not_hold_is_not_shown(home):
     assert [s["value"] for s in found.debug["slots"]] == ["NASA"] and "NASA" in found.answer
     hidden = research(ask, thread_id="slot-hidden", source=corpus(), seed=1, max_rounds=2, reader_min_p=0.99)
     assert hidden.answer.startswith(NOT_ANSWERED) and hidden.debug["slots"] == []
+
+
+def test_a_sides_gap_query_adds_only_names_two_of_its_pages_hold(home):
+    """A name one page of a side mentions in passing is a tangent ("nuclear power Voyager 2" for a comparison of
+    nuclear and solar power); a name two of the side's pages hold is about it, and may be searched for."""
+    docs = [
+        (
+            "Nuclear power",
+            "Nuclear power is the use of nuclear reactions to produce electricity. Enrico Fermi built the first "
+            "nuclear reactor. Nuclear decay powers space probes such as Voyager 2.",
+        ),
+        ("Uranium", "Uranium is the fuel of nuclear power. Enrico Fermi split uranium atoms for nuclear power."),
+        ("Solar power", "Solar power is the conversion of energy from sunlight into electricity."),
+    ]
+    source = LocalCorpus.from_records([{"id": str(i), "title": t, "text": x} for i, (t, x) in enumerate(docs)], "atom")
+    research(TASK, thread_id="tangent", source=source, seed=1, max_rounds=5, min_rounds=5)
+    records = session_state("tangent")["records"]
+    queries = [r["query"] for r in records]
+    assert not any("voyager" in q.lower() for q in queries), queries
+    assert any(r["planner"] == "part gap-terms" and "Enrico Fermi" in r["query"] for r in records), queries

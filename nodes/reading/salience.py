@@ -161,7 +161,9 @@ def generic_name(phrase: str, task_words: set[str]) -> bool:
     return bool(ws) and all(w in GENERIC_NAME_WORDS and w not in task_words for w in ws)
 
 
-def salient_phrases(task: str, results: Sequence[Mapping[str, Any]], used_terms: AbstractSet[str]) -> list[str]:
+def salient_phrases(
+    task: str, results: Sequence[Mapping[str, Any]], used_terms: AbstractSet[str], min_sources: int = 1
+) -> list[str]:
     """Names in on-topic accepted results the task does not name yet, most salient first (numbers last).
 
     A name scores by the relevance of the result it appears in, a little less
@@ -180,9 +182,10 @@ def salient_phrases(task: str, results: Sequence[Mapping[str, Any]], used_terms:
     scores: dict[str, float] = {}
     shown: dict[str, str] = {}  # lower-cased key -> the name as first written
     numeric: set[str] = set()
+    sources: dict[str, set[int]] = {}  # the results each name is found in
     # words written capitalised somewhere other than a sentence start: those are names
     inner_caps = {m.group(1) for t in texts for m in re.finditer(r"[^.!?:\s]\s+([A-Z][\w'’-]+)", t)}
-    for text, weight in zip(texts, weights):
+    for r_index, (text, weight) in enumerate(zip(texts, weights)):
         if weight < floor:
             continue
         found = sorted([*NAME_PHRASE.finditer(text), *_LONG_NUMBER.finditer(text)], key=lambda m: m.start())
@@ -210,21 +213,25 @@ def salient_phrases(task: str, results: Sequence[Mapping[str, Any]], used_terms:
             ):
                 continue
             scores[key] = max(scores.get(key, 0.0), weight * max(0.0, 1 - 0.02 * k))
+            sources.setdefault(key, set()).add(r_index)
             shown.setdefault(key, phrase)
             if not any(c.isalpha() for c in phrase):
                 numeric.add(key)
     order = {k: i for i, k in enumerate(shown)}
-    return [shown[k] for k in sorted(scores, key=lambda k: (k in numeric, -scores[k], order[k]))]
+    kept = [k for k in scores if len(sources[k]) >= min_sources]
+    return [shown[k] for k in sorted(kept, key=lambda k: (k in numeric, -scores[k], order[k]))]
 
 
-def gap_query(task: str, results: Sequence[Mapping[str, Any]], earlier: list[str]) -> tuple[str, str]:
+def gap_query(
+    task: str, results: Sequence[Mapping[str, Any]], earlier: list[str], min_sources: int = 1
+) -> tuple[str, str]:
     """(query, planner) without a model: the task plus the ``GAP_NAMES`` most salient names not searched yet."""
     used: set[str] = set()
     for q in earlier:
         used.update(term_set(q))
     seen = {q.strip().lower() for q in earlier}
     names: list[str] = []
-    for phrase in salient_phrases(task, results, used):
+    for phrase in salient_phrases(task, results, used, min_sources):
         if term_set(phrase) - used - term_set(" ".join(names)):  # each name adds a term of its own
             names.append(phrase)
         if len(names) == GAP_NAMES:
