@@ -166,12 +166,23 @@ def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool],
     topic; with them quoted both gold paragraphs were cited 0.413 -> 0.793: `saturate bench brief`)."""
     keep = list(on_topic)
     said = [task] + [text for (_, text), on in zip(docs, on_topic) if on]
-    for k, (title, _) in enumerate(docs):
-        name = _DISAMBIGUATION.sub("", title).strip()
+    names = [_DISAMBIGUATION.sub("", title).strip() for title, _ in docs]
+    longer = {n for n in names if len(n) >= LINK_MIN_CHARS}
+    for k, name in enumerate(names):
         if not keep[k] and len(name) >= LINK_MIN_CHARS:
-            named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", LINK_FLAGS)
-            keep[k] = any(named.search(text) for text in said)
+            within = [n for n in longer if len(n) > len(name) and name.lower() in n.lower()]
+            keep[k] = any(_names(text, name, within) for text in said)
     return keep
+
+
+def _names(text: str, name: str, within: Sequence[str]) -> bool:
+    """Whether ``text`` names ``name`` other than as a part of a longer source title it names ("Prejudice" in "Who
+    wrote Pride and Prejudice?" is the novel's title, not the page Prejudice)."""
+    spans = [m.span() for n in within for m in re.finditer(rf"(?<!\w){re.escape(n)}(?!\w)", text, LINK_FLAGS)]
+    return any(
+        not any(a <= m.start() and m.end() <= b for a, b in spans)
+        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, LINK_FLAGS)
+    )
 
 
 def openings(docs: Sequence[tuple[str, str]], which: Sequence[int], read: Sequence[Candidate]) -> list[Candidate]:
