@@ -162,6 +162,8 @@ def resolve_chat_model(settings: Settings, chat_model: Any = None) -> tuple[Any,
             return None, [f"model {settings.model} unavailable at start ({exc}); this session used the heuristic paths"]
         raise
     model = make_chat_model(settings, context)
-    from saturate.graph import gguf_chat  # loaded by now when the model is a gguf: one
+    if protocol(settings.model) != "gguf":
+        return model, []
+    from saturate.graph import gguf_chat  # loaded by make_chat_model
 
     return model, gguf_chat.notes_of(model)

@@ -34,7 +34,7 @@ from saturate.nodes.reading.extractive import near_duplicate
 from saturate.nodes.reading.grounding import folded_terms, names_in
 from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.question import split_sentences, stems
-from saturate.nodes.reading.reader import MIN_SENTENCE_CHARS, PAGE_CHARS, Candidate, Read, Reader, candidates
+from saturate.nodes.reading.reader import Candidate, Read, Reader, candidates, readable_sentences, sentence_key
 from saturate.state.settings import BRIEF_MIN_P
 from saturate.state.text import clip
 
@@ -178,11 +178,13 @@ def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool],
 def _names(text: str, name: str, within: Sequence[str]) -> bool:
     """Whether ``text`` names ``name`` other than as a part of a longer source title it names ("Prejudice" in "Who
     wrote Pride and Prejudice?" is the novel's title, not the page Prejudice)."""
-    spans = [m.span() for n in within for m in re.finditer(rf"(?<!\w){re.escape(n)}(?!\w)", text, LINK_FLAGS)]
-    return any(
-        not any(a <= m.start() and m.end() <= b for a, b in spans)
-        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, LINK_FLAGS)
-    )
+    longer = [span for n in within for span in _mentions(text, n)]
+    return any(not any(a <= start and end <= b for a, b in longer) for start, end in _mentions(text, name))
+
+
+def _mentions(text: str, name: str) -> list[tuple[int, int]]:
+    """Where ``text`` names ``name``: whole words, case-blind."""
+    return [m.span() for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, LINK_FLAGS)]
 
 
 def openings(docs: Sequence[tuple[str, str]], which: Sequence[int], read: Sequence[Candidate]) -> list[Candidate]:
@@ -192,17 +194,13 @@ def openings(docs: Sequence[tuple[str, str]], which: Sequence[int], read: Sequen
     paragraphs both cited, half A 0.866 -> 0.896, half B 0.838 -> 0.853, precision unchanged: `saturate bench
     brief`)."""
     have = {c.doc for c in read}
-    said = {" ".join(c.text.lower().split()) for c in read}
+    said = {sentence_key(c.text) for c in read}
     out = []
-    for d in which:
-        if d in have:
-            continue
+    for d in (d for d in which if d not in have):
         title, text = docs[d]
-        for j, s in enumerate(split_sentences((text or "")[:PAGE_CHARS])):
-            if len(s) >= MIN_SENTENCE_CHARS:
-                if " ".join(s.lower().split()) not in said:
-                    out.append(Candidate(d, j, title, s))
-                break
+        first = next(readable_sentences(text), None)
+        if first is not None and first[2] not in said:
+            out.append(Candidate(d, first[0], title, first[1]))
     return out
 
 

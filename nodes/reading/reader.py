@@ -29,6 +29,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,19 @@ class Prior:
         return self.bias + math.fsum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale))
 
 
+def sentence_key(sentence: str) -> str:
+    """A sentence as compared with another (lower case, spaces folded): one that several sources repeat is read once."""
+    return " ".join(sentence.lower().split())
+
+
+def readable_sentences(text: str) -> Iterator[tuple[int, str, str]]:
+    """(place in the text, sentence, ``sentence_key``) of each sentence of ``text`` worth reading: within its first
+    ``PAGE_CHARS``, at least ``MIN_SENTENCE_CHARS`` long."""
+    for j, s in enumerate(split_sentences((text or "")[:PAGE_CHARS])):
+        if len(s) >= MIN_SENTENCE_CHARS:
+            yield j, s, sentence_key(s)
+
+
 def candidates(
     question: str, docs: list[tuple[str, str]], limit: int = CANDIDATES, prior: Prior | None = None
 ) -> list[Candidate]:
@@ -163,9 +177,8 @@ def candidates(
     seen: set[str] = set()
     for i, (title, text) in enumerate(docs):
         title_stems = stems(title)
-        for j, s in enumerate(split_sentences((text or "")[:PAGE_CHARS])):
-            key = " ".join(s.lower().split())
-            if len(s) < MIN_SENTENCE_CHARS or key in seen:
+        for j, s, key in readable_sentences(text):
+            if key in seen:
                 continue
             seen.add(key)
             own = stems(s)
