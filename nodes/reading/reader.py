@@ -37,6 +37,12 @@ from typing import Any
 from saturate.nodes.reading.question import split_sentences, stems
 
 MODEL_DIR = Path(__file__).parent / "model"
+# onnxruntime's graph rewrites left out when the session is built: constant folding spent 34 ms of every process (93 ->
+# 59 ms of CPU to build the session, issue 46) on a model quantised dynamically (MatMulInteger), for nothing: the
+# scores are bit for bit those of a session with every rewrite (tests/reading/test_reader.py), the run as fast. (The
+# embedding model is not built so: its int8 weights are folded to float once, and without that every query paid for
+# it, 5.7 -> 20.6 ms, and a session's peak memory rose 375 -> 452 MB.)
+DISABLED_OPTIMIZERS = ("ConstantFolding",)
 MODEL_FILE = MODEL_DIR / "reader.onnx"
 TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
 LEVELS_FILE = MODEL_DIR / "levels.json"
@@ -279,7 +285,12 @@ class Reader:
             # threads (onnxruntime's default on 2 cores) cost 28% more CPU at the same wall time, the scores bit for
             # bit the same (3 questions x 60 sentences); and a batch's sessions, each in its own thread, read at once
             options.intra_op_num_threads = 1
-            self._session = ort.InferenceSession(model_raw, sess_options=options, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(
+                model_raw,
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=list(DISABLED_OPTIMIZERS),
+            )
             _release_model_bytes(self._session)
             self._tokenizer = Tokenizer.from_str(tok_raw.decode("utf-8"))
         except ImportError as exc:
