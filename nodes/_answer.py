@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
-from saturate.nodes.reading.answer import cited_numbers, confidence, read_results, reader_answer
+from saturate.nodes.reading.answer import cited_numbers, confidence, read_results, reader_answer, source_text
 from saturate.nodes.reading.crosslingual import crosslingual_answer, is_english
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
@@ -161,7 +161,7 @@ def prompt_sources(
     used = 0
     for ref in sorted(refs, key=lambda x: (-(x.relevance or 0.0), x.n)):
         r = results[ref.n - 1]
-        text = clip(" ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t), SOURCE_CHARS)
+        text = clip(source_text(r, pages), SOURCE_CHARS)
         size = len(_source_block(ref, text))
         if shown and used + size > PROMPT_SOURCES_CHARS:
             break

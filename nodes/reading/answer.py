@@ -84,11 +84,19 @@ def reads_question(task: str) -> bool:
     return reader_answers(parse_chains(task))
 
 
-def result_docs(results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[tuple[str, str]]:
-    return [
-        (r.get("title", ""), " ".join(t for t in (r.get("snippet", ""), pages.get(r["url"]) or "") if t))
-        for r in results
-    ]
+def source_text(result: Mapping[str, Any], pages: Mapping[str, str]) -> str:
+    """What is read of a result: its snippet, then its page's text where the page was fetched, as paragraphs of their
+    own, as the extractive rules read them: a snippet the search cut short ("…") never runs on into the page's first
+    words. (Joined by a space, the cut "The value 299,792,458 metres…" and the page's title line "Speed of light" were
+    read as one sentence, the session's best, and shown as its answer; the page holds the sentence whole.)"""
+    snippet = result.get("snippet", "") or ""
+    page = pages.get(result.get("url", "")) or ""
+    return "\n\n".join(t for t in (snippet, page) if t)
+
+
+def result_docs(results: Sequence[Mapping[str, Any]], pages: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(title, ``source_text``) of each result: what the reader and the brief read."""
+    return [(r.get("title", ""), source_text(r, pages)) for r in results]
 
 
 def read_results(reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[Read]:

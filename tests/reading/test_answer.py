@@ -3,9 +3,9 @@ confirmed), not found — and its short answer, a span of the sentence it chose.
 
 from __future__ import annotations
 
-from saturate.nodes.reading.answer import LIKELY_PREFIX, confidence, read_results, reader_answer
+from saturate.nodes.reading.answer import LIKELY_PREFIX, confidence, read_results, reader_answer, source_text
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS, NOT_ANSWERED
-from saturate.nodes.reading.reader import shipped_reader
+from saturate.nodes.reading.reader import readable_sentences, shipped_reader
 from saturate.state.settings import READER_CONFIDENT_P, READER_MIN_P
 
 from bubye_docs import BRIDGE, doc
@@ -61,6 +61,35 @@ def test_the_page_text_is_read_beyond_the_snippet_and_long_answers_are_cut():
     page = {RESULTS[1]["url"]: RESULTS[1]["snippet"] + " " + "It has been described as the best known painting. " * 12}
     read = reader_answer(shipped_reader(), MONA, short, page, 0.0)
     assert "Leonardo" in read.answer and len(read.answer) <= ANSWER_MAX_CHARS
+
+
+LIGHT = "What is the speed of light?"
+LIGHT_SENTENCE = "The value 299,792,458 metres per second is approximately 1 billion kilometres per hour."
+LIGHT_PAGE = (
+    "Speed of light\n\nSpeed of electromagnetic waves. The speed of light is the speed of electromagnetic waves. "
+    f"It is exact because, by international agreement, a metre is defined by it. {LIGHT_SENTENCE} For other "
+    "approximations of c, see the infobox."
+)
+LIGHT_RESULT = doc(
+    1,
+    "Speed of light",
+    "Speed of electromagnetic waves. The speed of light is the speed of electromagnetic waves. It is exact because, "
+    "by international agreement, a metre is defined by it. The value 299,792,458 metres…",
+)
+
+
+def test_a_snippet_cut_short_never_runs_on_into_its_page_whose_sentence_is_read_whole():
+    # joined by a space, "…The value 299,792,458 metres…" and the page's title line made one sentence, read as the
+    # session's best and shown as its answer ("The value 299,792,458 metres… Speed of light [1]")
+    page = {LIGHT_RESULT["url"]: LIGHT_PAGE}
+    text = source_text(LIGHT_RESULT, page)
+    assert text == f"{LIGHT_RESULT['snippet']}\n\n{LIGHT_PAGE}"
+    sentences = [s for _, s, _ in readable_sentences(text)]
+    assert LIGHT_SENTENCE in sentences and "The value 299,792,458 metres…" in sentences
+    assert not any("Speed of light" in s and "metres…" in s for s in sentences)
+    read = reader_answer(shipped_reader(), LIGHT, [LIGHT_RESULT], page, 0.0)
+    assert "metres… Speed" not in read.answer
+    assert source_text(LIGHT_RESULT, {}) == LIGHT_RESULT["snippet"]  # no page: the snippet is all there is
 
 
 def test_the_reader_answers_single_questions_and_leaves_multi_hop_and_comparisons_to_the_rules():
