@@ -228,6 +228,14 @@ def test_every_page_in_docs_is_linked_from_the_readme():
     assert not unlinked, f"README.md's Documentation list does not link {unlinked}"
 
 
+def _run_clean(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in ``cwd`` as a new user runs it: nothing of the caller's environment (SATURATE_*, PYTHONPATH),
+    ``home`` its data directory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_") and k != "PYTHONPATH"}
+    env["SATURATE_HOME"] = str(home)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
 def _python_example(page: Path, heading: str | None = None) -> str:
     """The first ```python block of ``page`` (after ``heading``, when given)."""
     text = page.read_text(encoding="utf-8")
@@ -249,12 +257,8 @@ def test_the_python_examples_run_as_pasted_from_anywhere(tmp_path, page, heading
     assert "../" not in example and not re.search(r"^\s*corpus=", example, re.M)  # no file beside the checkout
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_") and k != "PYTHONPATH"}
-    env["SATURATE_HOME"] = str(tmp_path / "home")
     for _ in range(runs):
-        run = subprocess.run(
-            [sys.executable, "-c", example], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300
-        )
+        run = _run_clean(["-c", example], elsewhere, tmp_path / "home")
         assert run.returncode == 0, run.stderr[-2000:]
         assert "Victoria Falls" in run.stdout
     assert (tmp_path / "home" / "sessions.db").exists() and not list(elsewhere.iterdir())  # its own home, only
@@ -268,16 +272,8 @@ def test_the_readme_first_session_is_what_its_command_prints(tmp_path):
     block = README.read_text(encoding="utf-8").split("## A first session", 1)[1]
     lines = block.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
     assert lines[0].startswith("$ saturate research ")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SATURATE_") and k != "PYTHONPATH"}
-    env["SATURATE_HOME"] = str(tmp_path / "home")
-    run = subprocess.run(
-        [sys.executable, "-m", "saturate", *shlex.split(lines[0].removeprefix("$ saturate "))],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    command = ["-m", "saturate", *shlex.split(lines[0].removeprefix("$ saturate "))]
+    run = _run_clean(command, tmp_path, tmp_path / "home")
     assert run.returncode == 0, run.stderr[-2000:]
     printed = (run.stderr + run.stdout).splitlines()
     assert sorted(printed) == sorted(lines[1:]), "\n".join(sorted(set(printed) ^ set(lines[1:])))

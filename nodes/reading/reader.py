@@ -37,16 +37,16 @@ from typing import Any
 from saturate.nodes.reading.question import split_sentences, stems
 
 MODEL_DIR = Path(__file__).parent / "model"
+MODEL_FILE = MODEL_DIR / "reader.onnx"
+TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
+LEVELS_FILE = MODEL_DIR / "levels.json"
+SHA256_FILE = MODEL_DIR / "reader.sha256"  # sha256sum lines of the three files above
 # onnxruntime's graph rewrites left out when the session is built: constant folding spent 34 ms of every process (93 ->
 # 59 ms of CPU to build the session, issue 46) on a model quantised dynamically (MatMulInteger), for nothing: the
 # scores are bit for bit those of a session with every rewrite (tests/reading/test_reader.py), the run as fast. (The
 # embedding model is not built so: its int8 weights are folded to float once, and without that every query paid for
 # it, 5.7 -> 20.6 ms, and a session's peak memory rose 375 -> 452 MB.)
 DISABLED_OPTIMIZERS = ("ConstantFolding",)
-MODEL_FILE = MODEL_DIR / "reader.onnx"
-TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
-LEVELS_FILE = MODEL_DIR / "levels.json"
-SHA256_FILE = MODEL_DIR / "reader.sha256"  # sha256sum lines of the three files above
 CANDIDATES = 24  # sentences read per question (the best by shared words)
 BATCH = 1  # pairs the model reads in one run: one, so that a score never depends on its neighbours (above)
 MIN_SENTENCE_CHARS = 20
