@@ -132,3 +132,13 @@ def test_help_and_table_show_ranges_and_design_names(tmp_path):
     row = next(line for line in r["out"].splitlines() if line.startswith("| `max_rounds`"))
     assert "`MAX_SEARCH_ROUNDS`" in row and "| 1–50 |" in row
     assert all(line.count("|") == 8 for line in r["out"].splitlines() if line.startswith("| `"))
+
+
+def test_the_help_names_every_benchmark(tmp_path):
+    """`saturate --help` lists the bench kinds from the one table of them (it once left `brief` out)."""
+    from saturate.cli.bench import KINDS
+
+    r = run_main(["--help"], tmp_path / "home")
+    text = " ".join(r["out"].split())
+    listed = text.split("benchmarks:", 1)[1].split(" monitor ", 1)[0]
+    assert [k.strip().removesuffix(" (default)") for k in listed.split(",")] == list(KINDS)

@@ -195,8 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "bench",
-        help="benchmarks: research (default), natural, tune, retrieval, reader, perf, model, verify, multi, batch, "
-        "real-model",
+        help="benchmarks: " + ", ".join(f"{k} (default)" if k == "research" else k for k in bench.KINDS),
         add_later=bench.add_arguments,
     )
 
