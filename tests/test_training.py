@@ -134,6 +134,21 @@ def test_a_group_is_one_positive_and_negatives_the_wrong_choices_first():
     )
 
 
+def test_a_question_gives_a_group_per_positive_up_to_the_groups_asked():
+    """--groups N: up to N groups of a question, one per answering sentence (the GPU run used 4; 2 by default)."""
+    more = [{"title": f"Play {n}", "text": f"William Shakespeare wrote play {n}. It was staged."} for n in "ABC"]
+    row = {
+        "question": "Who wrote the tragedy Hamlet?",
+        "answers": ["William Shakespeare"],
+        "docs": [HAMLET, *more, *OTHERS],
+    }
+    items = reader_pairs.labelled(row, 48)
+    assert sum(i["label"] for i in items) == 4
+    counts = [len(reader_pairs.groups_of(row, items, random.Random(0), groups)) for groups in (1, 2, 4, 8)]
+    assert counts == [1, 2, 4, 4]
+    assert len(reader_pairs.groups_of(row, items, random.Random(0))) == reader_pairs.GROUPS
+
+
 def test_questions_split_by_their_text_into_train_validation_and_calibration():
     splits = [reader_pairs.split_of(f"question {i}") for i in range(2000)]
     share = {s: splits.count(s) / len(splits) for s in ("train", "validation", "calibration")}

@@ -65,7 +65,7 @@ def labelled(row: dict, limit: int, prior: Prior | None = None) -> list[dict]:
     return out
 
 
-def groups_of(row: dict, cands: list[dict], rng: random.Random) -> list[dict]:
+def groups_of(row: dict, cands: list[dict], rng: random.Random, groups: int = GROUPS) -> list[dict]:
     pos = [c for c in cands if c["label"]]
     neg = [c for c in cands if not c["label"]]
     if not pos or len(neg) < 3:
@@ -73,7 +73,7 @@ def groups_of(row: dict, cands: list[dict], rng: random.Random) -> list[dict]:
     # the positive most likely to be the answering sentence first: the answer in the sentence itself, most shared words
     pos.sort(key=lambda c: (c["span"] is None, -c["overlap"]))
     out = []
-    for p in pos[:GROUPS]:
+    for p in pos[:groups]:
         hard = [c for c in neg if c["distractor"]]
         rest = [c for c in neg if not c["distractor"]]
         by_overlap = rest[: NEGATIVES // 2]
@@ -84,7 +84,9 @@ def groups_of(row: dict, cands: list[dict], rng: random.Random) -> list[dict]:
     return out
 
 
-def anssel_groups(path: Path, banned: set[str], rng: random.Random) -> tuple[list[dict], list[dict]]:
+def anssel_groups(
+    path: Path, banned: set[str], rng: random.Random, groups: int = GROUPS
+) -> tuple[list[dict], list[dict]]:
     """TREC's labelled sentences as groups (train) and as labelled lists (validation); no titles."""
     train, held = [], []
     records = [r for r in answer_sentences(path) if key(r["question"]) not in banned]
@@ -101,7 +103,7 @@ def anssel_groups(path: Path, banned: set[str], rng: random.Random) -> tuple[lis
         neg = [i for i in items if not i["label"]]
         while len(neg) < NEGATIVES:  # few candidates: sentences of other questions fill the group
             neg.append({"title": "", "text": rng.choice(pool), "label": 0, "span": None, "overlap": 0.0, "doc": 0})
-        for p in pos[:GROUPS]:
+        for p in pos[:groups]:
             train.append({"question": r["question"], "set": "trec-anssel", "items": [p, *rng.sample(neg, NEGATIVES)]})
     return train, held
 
@@ -114,6 +116,7 @@ def main(argv=None) -> int:
     p.add_argument("--exclude", type=Path, default=Path("../shared/data"), help="evaluation data: never trained on")
     p.add_argument("--held-out", type=Path, nargs="*", default=[], help="held-out test splits: never trained on")
     p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--groups", type=int, default=GROUPS, help="groups per train question: one per positive, at most")
     p.add_argument(
         "--model",
         type=Path,
@@ -145,13 +148,13 @@ def main(argv=None) -> int:
                 continue
             split = split_of(row["question"])
             if split == "train":
-                for g in groups_of(row, labelled(row, TRAIN_CANDIDATES), rng):
+                for g in groups_of(row, labelled(row, TRAIN_CANDIDATES), rng, args.groups):
                     write("train", g)
             else:
                 cands = labelled(row, CANDIDATES, prior)
                 write(split, {k: row.get(k) for k in ("question", "answers", "patterns", "set")} | {"items": cands})
     if args.anssel:
-        train, held = anssel_groups(args.anssel, banned, rng)
+        train, held = anssel_groups(args.anssel, banned, rng, args.groups)
         for g in train:
             write("train", g)
         for g in held:

@@ -18,8 +18,10 @@
 # The evaluation data (../shared/data, or EVAL_DATA) is read only to drop any training question equal to one of it.
 # PYTHON: saturate's venv (the README's first command); TORCH_PYTHON: a venv with
 #   pip install torch==2.13.0 transformers safetensors tokenizers onnx onnxruntime
-# Times on this project's 2 cores: the searches ~40 min, the pairs ~3 min, the training MINUTES (default 150), the
-# calibration ~10 min.
+# Times on this project's 2 cores: the searches ~40 min (~10 min in two shards at once: sessions.py --shard), the
+# pairs ~1 min, the training MINUTES (default 150), the calibration ~10 min. The shipped model was trained on a lent
+# GPU (one H200: 1,200 steps of 32 groups in 1.4 minutes): DEVICE=cuda trains as it was (--max-steps 1200
+# --groups-per-step 32 --lr 6e-5); on the CPU (DEVICE unset) those steps would take hours, so MINUTES bounds the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:?usage: training/reproduce.sh DATA_DIR MODEL_DIR [MINUTES]}
@@ -50,9 +52,14 @@ for c in newest rated sports; do ln -sf "$(realpath "$data/otqa/$c")" "$work/otq
 "$py" training/fit_candidates.py "$work/natural.jsonl" "$work/trivia.jsonl" "$work/trivia2.jsonl" \
   "$work/trivia3.jsonl" --model nodes/reading/model --exclude "$eval_data" "${held[@]}"
 "$py" training/reader_pairs.py --exclude "$eval_data" "${held[@]}" --anssel "$data/wang-train.csv" \
-  --model nodes/reading/model --out "$work/pairs" \
+  --model nodes/reading/model --groups 4 --out "$work/pairs" \
   "$work/natural.jsonl" "$work/trivia.jsonl" "$work/trivia2.jsonl" "$work/trivia3.jsonl"
-"$torch_py" training/train_reader.py --pairs "$work/pairs" --base "$base" --out nodes/reading/model \
-  --minutes "$minutes"
+if [ "${DEVICE:-cpu}" = cuda ]; then
+  train=(--device cuda --minutes 5 --eval-minutes 0.25 --max-steps 1200 --groups-per-step 32 --lr 6e-5
+    --validation-limit 100000 --threads 16)
+else
+  train=(--minutes "$minutes")
+fi
+"$torch_py" training/train_reader.py --pairs "$work/pairs" --base "$base" --out nodes/reading/model "${train[@]}"
 "$py" training/fit_levels.py --pairs "$work/pairs" --model nodes/reading/model
 cat nodes/reading/model/reader.sha256

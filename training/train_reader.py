@@ -47,7 +47,9 @@ GROUP = 8
 class CrossReader(torch.nn.Module):
     def __init__(self, base: Path):
         super().__init__()
-        self.bert = BertModel.from_pretrained(str(base), add_pooling_layer=False)
+        # float32 whatever the file holds (a half-precision copy of the weights, where a float file is too large to
+        # carry to the machine that trains)
+        self.bert = BertModel.from_pretrained(str(base), add_pooling_layer=False).float()
         self.score = torch.nn.Linear(self.bert.config.hidden_size, 1)
         self.span = torch.nn.Linear(self.bert.config.hidden_size, 2)
 
@@ -118,8 +120,9 @@ def load(path: Path) -> list[dict]:
 @torch.no_grad()
 def scores_of(model, enc: Encoder, question: str, items: list[dict]) -> np.ndarray:
     (ids, mask, types), _ = enc.batch([(question, it) for it in items])
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        return model(ids, mask, types)[0].float().numpy()
+    device = next(model.parameters()).device
+    with torch.autocast(device.type, dtype=torch.bfloat16):
+        return model(ids.to(device), mask.to(device), types.to(device))[0].float().cpu().numpy()
 
 
 def validate(model, enc: Encoder, rows: list[dict]) -> dict:
@@ -144,7 +147,7 @@ def export(model, enc: Encoder, out: Path, rows: list[dict]) -> dict:
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model.eval().float()
+    model.eval().float().cpu()
     (ids, mask, types), _ = enc.batch([("what is it?", {"title": "T", "text": "It is a thing."})] * 2)
     float_file = out / "reader.float.onnx"
     torch.onnx.export(
@@ -187,7 +190,15 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--validation-limit", type=int, default=1500)
     p.add_argument("--init", type=Path, help="go on from a checkpoint this script saved (reader.pt)")
+    p.add_argument("--device", default="cpu", help="where to train: cpu, or cuda where a GPU is lent")
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=0,
+        help="stop after this many steps too (0: time alone); the schedule follows whichever is further along",
+    )
     args = p.parse_args(argv)
+    device = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = random.Random(args.seed)
@@ -198,7 +209,8 @@ def main(argv=None) -> int:
     enc = Encoder(args.base / "tokenizer.json")
     model = CrossReader(args.base)
     if args.init:
-        model.load_state_dict(torch.load(args.init))
+        model.load_state_dict(torch.load(args.init, map_location="cpu"))
+    model.to(device)
     # the word embeddings stay as pretrained: 11.7M of the 22.7M weights, updated by AdamW every step for words the
     # batch may not even hold; frozen, a step costs less and the vocabulary the data never shows keeps its meaning
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
@@ -220,7 +232,7 @@ def main(argv=None) -> int:
     step, epoch = 0, 0
     next_eval = start + args.eval_minutes * 60
     order: list[int] = []
-    while time.time() < deadline:
+    while time.time() < deadline and not (args.max_steps and step >= args.max_steps):
         if not order:
             order = list(range(len(train)))
             rng.shuffle(order)
@@ -234,14 +246,18 @@ def main(argv=None) -> int:
                 items = items + [rng.choice(g["items"][1:])]
             pairs += [(g["question"], it) for it in items]
         (ids, mask, types), (starts, ends) = enc.batch(pairs)
-        done = (time.time() - start) / (args.minutes * 60)  # the share of the time spent
+        done = (time.time() - start) / (args.minutes * 60)  # the share of the time spent (or of the steps)
+        if args.max_steps:
+            done = max(done, step / args.max_steps)
         lr = args.lr * min(1.0, done / 0.05 + 1e-3) * max(0.05, 1 - done)
         for g in opt.param_groups:
             g["lr"] = lr
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        ids, mask, types = ids.to(device), mask.to(device), types.to(device)
+        starts, ends = starts.to(device), ends.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
             score, s_log, e_log = model(ids, mask, types)
         score = score.float().view(-1, GROUP)
-        loss = torch.nn.functional.cross_entropy(score, torch.zeros(len(score), dtype=torch.long))
+        loss = torch.nn.functional.cross_entropy(score, torch.zeros(len(score), dtype=torch.long, device=device))
         if (starts >= 0).any():
             span_loss = torch.nn.functional.cross_entropy(s_log.float(), starts, ignore_index=-100) + (
                 torch.nn.functional.cross_entropy(e_log.float(), ends, ignore_index=-100)
@@ -254,14 +270,14 @@ def main(argv=None) -> int:
         step += 1
         if step % 50 == 0:
             print(f"step {step} epoch {epoch} loss {loss.item():.3f} lr {lr:.2e}", file=sys.stderr, flush=True)
-        if time.time() >= next_eval or time.time() >= deadline:
+        if time.time() >= next_eval or time.time() >= deadline or step == args.max_steps:
             next_eval = time.time() + args.eval_minutes * 60
             v = validate(model, enc, rows)
             history.append({"step": step, "minutes": round((time.time() - start) / 60, 1), **v})
             print(f"validation at step {step}: {v}", file=sys.stderr, flush=True)
             if v["top1"] > best:
                 best = v["top1"]
-                best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+                best_state = {k: t.detach().cpu().clone() for k, t in model.state_dict().items()}
                 args.out.mkdir(parents=True, exist_ok=True)
                 torch.save(best_state, args.out / "reader.pt")  # to go on from (--init); never shipped
     if best_state is not None:
