@@ -23,8 +23,8 @@ CORPUS = [
 TASKS = [
     {"id": "a", "question": "What is the capital of Canada?", "answers": ["Ottawa"]},
     # not answered by these pages; a gold string ("Indian Ocean") that a page holds all the same: what a person judges
-    {"id": "b", "question": "Who painted the Mona Lisa?", "answers": ["Leonardo da Vinci", "Indian Ocean"]},
-    {"id": "c", "question": "Who wrote the novel Pride and Prejudice?", "answers": ["Jane Austen"]},
+    {"id": "b", "question": "Who invented the telephone?", "answers": ["Alexander Graham Bell", "Indian Ocean"]},
+    {"id": "c", "question": "What is the chemical symbol for gold?", "answers": ["Au"]},
 ]
 
 

@@ -7,6 +7,7 @@ import json
 
 from saturate.bench.reader import WORDS_GRID, Reading, at, choose, choose_words
 from saturate.cli import main
+from saturate.state.settings import READER_RULES_WORDS
 
 
 def reading(half: str, *, p: float, hit: bool, in_sources: bool, words: int, other_hit: bool, other_nf: bool = False):
@@ -80,7 +81,7 @@ def test_a_run_on_three_questions_prints_every_figure_and_the_choices(home, tmp_
     (data / "webq" / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
     assert main(["bench", "reader", "--data", str(data), "--set", "webq", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["chosen_rules_words"] in WORDS_GRID and out["default_rules_words"] == 7
+    assert out["chosen_rules_words"] in WORDS_GRID and out["default_rules_words"] == READER_RULES_WORDS
     webq = out["sets"]["webq"]
     assert webq["chosen"]["all"]["tasks"] == 3 and set(webq["words_grid"]) == {str(k) for k in WORDS_GRID}
     assert {"by_rules_likely", "answer", "right", "not_found_honest"} <= set(webq["chosen"]["all"])

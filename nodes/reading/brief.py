@@ -13,7 +13,9 @@ cited and marked as the sources bear them out (the seeds' verification and trian
    0.866, half B 0.750 -> 0.838): the brief cites what the answer cites (a multi-hop answer's second page, which the
    reader ranks low against the whole question, and which the topic floor often marks off topic), then the rest fill
    what room is left.
-3. In a part, what a thing is comes first (a source's opening sentence), then the rest, the most likely first.
+3. In a part, the page the part is about (its title the part's name, ``own_page``) comes first, in its own order
+   (what the thing is, then what the page goes on to say); then what a thing is (another source's opening
+   sentence), then the rest, the most likely first.
 4. Each sentence is cited ``[n]`` and marked: **confirmed** when another accepted source (another page) holds it too
    (a sentence of it holds ``CONFIRM_SHARE`` of the sentence's words beyond the question's, and every name and
    number it adds), with that source's number; **single source** when
@@ -128,7 +130,14 @@ def build_brief(
         take(i, x)
     out = []
     for part, picked in zip(parts, chosen):
-        picked.sort(key=lambda x: (x.candidate.order != 0, -x.p, x.candidate.doc))
+        about = own_page(part)
+        picked.sort(
+            key=lambda x: (
+                (False, x.candidate.order, False, 0.0, x.candidate.doc)
+                if about(x)
+                else (True, 0, x.candidate.order != 0, -x.p, x.candidate.doc)
+            )
+        )
         out.append(
             {
                 "part": part.get("name", ""),
@@ -137,6 +146,15 @@ def build_brief(
             }
         )
     return out
+
+
+def own_page(part: Mapping[str, str]):
+    """Whether a read sentence comes from the page the part is about: its title (a trailing "(disambiguation)"
+    aside) is the part's name, case aside. What nuclear power is, is the opening of the page Nuclear power, not of
+    Uranium (a page the reader may score as high for "What is nuclear power?": 0.076 against 0.075, and the overview
+    then opened the nuclear side with uranium)."""
+    name = " ".join(str(part.get("name") or "").lower().split())
+    return lambda x: bool(name) and " ".join(_DISAMBIGUATION.sub("", x.candidate.title).lower().split()) == name
 
 
 def overview(brief: Sequence[Mapping[str, Any]], prefix: str, limit: int) -> str:

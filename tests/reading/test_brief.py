@@ -223,3 +223,26 @@ def test_the_overview_gives_each_part_an_equal_share_and_keeps_its_citations():
     assert len(text) <= 400 and text.endswith("… [1]")  # the side whose only sentence is too long: cut, still cited
     assert overview(brief[:1], "", 400) == ""  # one part: the reader's "not found" stands
     assert overview([brief[0], {"part": "solar power", "sentences": []}], "", 400) == ""  # a part with nothing
+
+
+def test_a_part_opens_with_its_own_pages_opening_even_where_another_opening_reads_higher():
+    """What nuclear power is, is the page Nuclear power, in its own order (its opening, then what it goes on to say):
+    another page's opening (Uranium's), read higher than both, comes after it."""
+    results = [
+        doc(1, "Uranium", "Uranium is a metal that is the fuel of nuclear power plants."),
+        doc(
+            2,
+            "Nuclear power (disambiguation)",
+            "Nuclear power is the use of nuclear reactions to make electricity. "
+            "Nuclear reactors were first built in the 1950s.",
+        ),
+        doc(3, "Solar power", "Solar power is the conversion of sunlight into electricity."),
+    ]
+    reader = GivenReader({"Uranium is": 0.8, "Nuclear power is": 0.7, "first built": 0.75, "Solar power is": 0.9})
+    brief = build_brief(reader, "Compare nuclear and solar power", PARTS, results, {}, min_p=0.3)
+    nuclear = [(s["text"], s["sources"]) for s in brief[0]["sentences"]]
+    assert nuclear == [
+        ("Nuclear power is the use of nuclear reactions to make electricity.", [2]),
+        ("Nuclear reactors were first built in the 1950s.", [2]),
+        ("Uranium is a metal that is the fuel of nuclear power plants.", [1]),
+    ]
