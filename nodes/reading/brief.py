@@ -28,7 +28,7 @@ cited and marked as the sources bear them out (the seeds' verification and trian
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from saturate.nodes.reading.answer import _render, result_docs
@@ -131,13 +131,9 @@ def build_brief(
     out = []
     for part, picked in zip(parts, chosen):
         about = own_page(part)
-        picked.sort(
-            key=lambda x: (
-                (False, x.candidate.order, False, 0.0, x.candidate.doc)
-                if about(x)
-                else (True, 0, x.candidate.order != 0, -x.p, x.candidate.doc)
-            )
-        )
+        mine = sorted((x for x in picked if about(x)), key=lambda x: (x.candidate.order, x.candidate.doc))
+        rest = [x for x in picked if not about(x)]
+        picked = mine + sorted(rest, key=lambda x: (x.candidate.order != 0, -x.p, x.candidate.doc))
         out.append(
             {
                 "part": part.get("name", ""),
@@ -148,13 +144,18 @@ def build_brief(
     return out
 
 
-def own_page(part: Mapping[str, str]):
+def subject(title: str) -> str:
+    """A page's subject: its title, a trailing "(disambiguation)" aside."""
+    return _DISAMBIGUATION.sub("", title).strip()
+
+
+def own_page(part: Mapping[str, str]) -> Callable[[Read], bool]:
     """Whether a read sentence comes from the page the part is about: its title (a trailing "(disambiguation)"
     aside) is the part's name, case aside. What nuclear power is, is the opening of the page Nuclear power, not of
     Uranium (a page the reader may score as high for "What is nuclear power?": 0.076 against 0.075, and the overview
     then opened the nuclear side with uranium)."""
     name = " ".join(str(part.get("name") or "").lower().split())
-    return lambda x: bool(name) and " ".join(_DISAMBIGUATION.sub("", x.candidate.title).lower().split()) == name
+    return lambda x: bool(name) and " ".join(subject(x.candidate.title).lower().split()) == name
 
 
 def overview(brief: Sequence[Mapping[str, Any]], prefix: str, limit: int) -> str:
@@ -184,7 +185,7 @@ def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool],
     topic; with them quoted both gold paragraphs were cited 0.413 -> 0.793: `saturate bench brief`)."""
     keep = list(on_topic)
     said = [task] + [text for (_, text), on in zip(docs, on_topic) if on]
-    names = [_DISAMBIGUATION.sub("", title).strip() for title, _ in docs]
+    names = [subject(title) for title, _ in docs]
     longer = {n for n in names if len(n) >= LINK_MIN_CHARS}
     for k, name in enumerate(names):
         if not keep[k] and len(name) >= LINK_MIN_CHARS:
