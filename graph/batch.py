@@ -10,6 +10,10 @@ same file again finds the same sessions:
 - an unfinished one is resumed from its last checkpoint (no step is repeated);
 - the others start.
 
+The output file is read back only when it is a regular file, a bounded line at a time, and nothing in it is ever
+deleted: a torn last line is moved aside into ``OUT.torn``, and a file that is not a batch's output is refused
+untouched (``finished_ids``).
+
 **Claims.** Before it touches a session a worker claims its thread: a PostgreSQL advisory lock
 (``pg_try_advisory_lock``) held on the worker's own connection when sessions live in PostgreSQL, else a file
 lock (``filelock``) in ``home/claims``. A claim held elsewhere — another worker, another ``saturate batch`` on
@@ -30,11 +34,13 @@ line further down stops the intake — the tasks before it finish and are writte
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
 import json
 import multiprocessing
 import os
 import sqlite3
+import stat
 import sys
 import time
 from collections import deque
@@ -53,7 +59,7 @@ from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, check_thread, config, graph_for, kind_of, open_checkpointer
 from saturate.graph.workers import spawning_deaf, task_hears_ctrl_c, worker_started
 from saturate.state.errors import BadInput
-from saturate.state.files import bounded_lines
+from saturate.state.files import MAX_LINE_BYTES, bounded_lines
 from saturate.state.settings import load_settings
 from saturate.state.text import lone_surrogate, printable
 
@@ -154,36 +160,143 @@ def read_tasks(path: Path, prefix: str | None = None, overrides: dict | None = N
     return tasks
 
 
+RECORD_START = b'{"id": '  # every result line begins so: json.dumps of a row whose first key is "id"
+MAX_RESULT_LINE_BYTES = MAX_LINE_BYTES  # a result line read back longer than this is damaged (skipped)
+READ_CHUNK = 1 << 20  # the step in which a damaged long line is skipped and a torn tail copied aside
+
+
+def out_is_regular(out: Path) -> bool:
+    """Whether the output file ``out`` is a regular file that exists (one to read back); False for a new file or a
+    device or pipe, which is only written (``--out /dev/stdout``). InputError, one line, for a path that cannot be
+    an output file: a folder, a link loop, a parent folder that cannot be made."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot make its folder {out.parent} ({exc.strerror or exc})") from None
+    try:
+        mode = os.stat(out).st_mode  # follows links: a link to a file is that file
+    except FileNotFoundError:
+        return False
+    except OSError as exc:  # a link loop (ELOOP), a name too long, a permission
+        raise InputError(f"--out {out} cannot be used ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"--out {out} is a folder; it takes a file (the results, one JSON line per task)")
+    return stat.S_ISREG(mode)
+
+
+def open_out(out: Path):
+    """``out`` opened for appending result lines; InputError, one line, when it cannot be (read-only, no access)."""
+    try:
+        return out.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write --out {out} ({exc.strerror or exc})") from None
+
+
 def finished_ids(out: Path) -> set[str]:
-    """Ids with a ``done`` line in the output file, read a line at a time; a last line cut short by a kill is
-    removed."""
-    if not out.exists():
+    """Ids with a ``done`` line in the output file ``out``, read back a bounded line at a time; an empty set for a
+    new file or one that is not a regular file (a device or a pipe is only written: ``/dev/full`` holds no lines).
+
+    Nothing of the file is ever lost. It must be saturate's batch output (its first line a result line; an empty
+    file is one), else InputError says so and the file is left as it is — results are not mixed into a file of
+    the user's. A complete line that is not a result (not JSON, or longer than ``MAX_RESULT_LINE_BYTES``) is
+    damaged: skipped, its task runs again or is found done. A last line without its line break is what a kill
+    while writing leaves: a whole result line just gets its line break; a torn one is moved aside — appended to
+    ``OUT.torn`` — and cut from the file, so the next result starts a line of its own."""
+    out = Path(out)
+    if not out_is_regular(out):
         return set()
-    with out.open("r+b") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size:
-            f.seek(size - 1)
-            if f.read(1) != b"\n":  # the last line was cut short: drop it (find its start from the end)
-                end = size
-                while end > 0:
-                    start = max(0, end - 65536)
-                    f.seek(start)
-                    at = f.read(end - start).rfind(b"\n")
-                    if at >= 0:
-                        end = start + at + 1
-                        break
-                    end = start
-                f.truncate(end)
-        f.seek(0)
-        ids = set()
-        for raw in f:
-            try:
-                row = json.loads(raw)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(row, dict) and row.get("status") == "done":
-                ids.add(str(row.get("id")))
+    try:
+        with out.open("r+b") as f:
+            ids, tail_at = _read_results(f, out)
+            if tail_at is not None:
+                _settle_tail(f, out, tail_at, ids)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # OUT.torn on a full disk: the CLI's line for a full disk
+            raise
+        raise InputError(f"--out {out} cannot be opened to read back ({exc.strerror or exc})") from None
     return ids
+
+
+def _read_results(f, out: Path) -> tuple[set[str], int | None]:
+    """The done ids of the complete lines, and where a last line without a line break starts (None: none)."""
+    ids: set[str] = set()
+    n = 0
+    while True:
+        at = f.tell()
+        line = f.readline(MAX_RESULT_LINE_BYTES + 1)
+        if not line:
+            return ids, None
+        n += 1
+        if len(line) > MAX_RESULT_LINE_BYTES and not line.endswith(b"\n"):
+            if not _skip_line(f):  # the long line runs to the end of the file: a torn tail
+                return ids, _check_first(out, n, at, b"", torn=True)
+            _check_first(out, n, at, b"", torn=False)
+            continue
+        if not line.endswith(b"\n"):
+            return ids, _check_first(out, n, at, line, torn=True)
+        if not line.strip():  # a blank line (an empty file given a line break): not the first line that counts
+            n -= 1
+            continue
+        row = _result(line)
+        _check_first(out, n, at, line if row is not None else b"", torn=False)
+        if row is not None and row.get("status") == "done":
+            ids.add(str(row.get("id")))
+
+
+def _skip_line(f) -> bool:
+    """Read on to the end of the current line a chunk at a time (memory stays bounded); False at the end of the
+    file without a line break."""
+    while chunk := f.readline(READ_CHUNK):
+        if chunk.endswith(b"\n"):
+            return True
+    return False
+
+
+def _result(line: bytes) -> dict | None:
+    """The result row a line holds, or None when it is not one (damaged, or another program's line)."""
+    if not line.startswith(RECORD_START):
+        return None
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return row if isinstance(row, dict) and {"id", "thread", "status"} <= row.keys() else None
+
+
+def _check_first(out: Path, n: int, at: int, line: bytes, *, torn: bool) -> int:
+    """``at``, after refusing a file whose first line is no result line (``line`` empty: not one) — a torn first
+    line must at least begin as one does (``{"id": ``): the file is someone else's, and is left as it is."""
+    if n != 1:
+        return at
+    if line and (_result(line) is not None or (torn and line[: len(RECORD_START)] == RECORD_START[: len(line)])):
+        return at
+    raise InputError(
+        f"--out {out} is not saturate's batch output (line 1 is no result line); it is left as it is — "
+        "name a new file or the one a previous batch wrote"
+    )
+
+
+def _settle_tail(f, out: Path, at: int, ids: set[str]) -> None:
+    """The last line, from ``at``, lacks its line break: a whole result line gets it; a torn one is appended to
+    ``OUT.torn`` (copied a chunk at a time), then cut from the file."""
+    f.seek(at)
+    line = f.readline(MAX_RESULT_LINE_BYTES + 1)
+    row = _result(line) if len(line) <= MAX_RESULT_LINE_BYTES else None
+    if row is not None:
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n")
+        if row.get("status") == "done":
+            ids.add(str(row.get("id")))
+        return
+    aside = out.with_name(out.name + ".torn")
+    f.seek(at)
+    with aside.open("ab") as keep:
+        while chunk := f.read(READ_CHUNK):
+            keep.write(chunk)
+        keep.write(b"\n")
+        keep.flush()
+        os.fsync(keep.fileno())  # the copy is on disk before the file is cut
+    f.truncate(at)
 
 
 # --- the worker process --------------------------------------------------------------------------------------
@@ -322,7 +435,8 @@ def check_main_guard() -> None:
     if not path or not str(path).endswith(".py"):
         return
     try:
-        source = Path(path).read_text(encoding="utf-8")[:2_000_000]
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read(2_000_000)  # at most this much of the script, never a huge file whole
         tree = ast.parse(source)
     except (OSError, ValueError, SyntaxError, RecursionError):
         return
@@ -378,8 +492,8 @@ def run_batch(
         with open_checkpointer(home_path):  # a read-only or damaged data directory is one line now, not dead workers
             pass
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    finished = finished_ids(out)
+    finished = finished_ids(out)  # a folder, a link loop, someone else's file: refused here, one line
+    sink = open_out(out)
     report = BatchReport(total=0, out=str(out))
     waiting: deque[BatchTask] = deque()  # claimed elsewhere: tried again after the others
     bad_line: InputError | None = None
@@ -413,7 +527,7 @@ def run_batch(
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(url, str(home_path)))
     try:
-        with out.open("a", encoding="utf-8") as sink:
+        with sink:
             task = next_task()
             emit("start", report, None)
             while task is not None or running:

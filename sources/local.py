@@ -30,7 +30,7 @@ from urllib.parse import quote
 from saturate.sources import vector_files
 from saturate.sources.vectors import VectorIndex, unit
 from saturate.state.errors import BadInput
-from saturate.state.files import bounded_lines, regular_file
+from saturate.state.files import MAX_LINE_BYTES, bounded_lines, bounded_text, regular_file
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, lone_surrogate, terms
 
@@ -407,12 +407,10 @@ def read_folder(path: Path, files: list[Path] | None = None) -> Iterator[dict]:
     relative path; a .md file's text is ``markdown_text`` of it and its title its first level-1 heading (``# Title``
     or underlined ``===``); otherwise the title is the file stem."""
     for f in _folder_files(path) if files is None else files:
-        try:
-            text = f.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise CorpusError(f"{f}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-        except OSError as err:
-            raise CorpusError(f"cannot read corpus file {f}: {err.strerror or err}") from None
+        # bounded as a JSONL record's line is (a 4 GB note is refused, not read whole); the line breaks as
+        # read_text gave them (\r\n and \r as \n), so a note indexes as before
+        text = bounded_text(f, "corpus file", CorpusError, max_bytes=MAX_LINE_BYTES)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         title = ""
         if f.suffix.lower() == ".md":
             text, title = markdown_text(text)

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from saturate.state.files import bounded_lines
 from saturate.state.records import SearchResult
 from saturate.state.text import clip
 
@@ -87,24 +88,25 @@ class ReplaySource:
 
 
 def load_claims(path: Path | str) -> list[dict]:
-    """Claims in the factcheck format; a clear ValueError naming the line for a malformed one."""
-    path = Path(path)
+    """Claims in the factcheck format; a clear ValueError naming the line for a malformed one, and for a path that
+    is no regular file or a line over ``MAX_LINE_BYTES`` (read a bounded line at a time: ``--claims /dev/zero``
+    must not be read into memory whole)."""
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}: line {n} is not valid JSON ({exc})") from None
-            if (
-                not isinstance(row, dict)
-                or not isinstance(row.get("claim"), str)
-                or not isinstance(row.get("hits", []), list)
-            ):
-                raise ValueError(f"{path}: line {n} needs a 'claim' string and a 'hits' list")
-            if row.get("label") not in (None, "True", "False", "Invalid"):
-                raise ValueError(f"{path}: line {n} has label {row.get('label')!r}; expected True, False or Invalid")
-            out.append(row)
+    for n, line in bounded_lines(path, "claims file", ValueError):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            why = exc if isinstance(exc, ValueError) else "nested too deeply"
+            raise ValueError(f"{path}: line {n} is not valid JSON ({why})") from None
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("claim"), str)
+            or not isinstance(row.get("hits", []), list)
+        ):
+            raise ValueError(f"{path}: line {n} needs a 'claim' string and a 'hits' list")
+        if row.get("label") not in (None, "True", "False", "Invalid"):
+            raise ValueError(f"{path}: line {n} has label {row.get('label')!r}; expected True, False or Invalid")
+        out.append(row)
     return out

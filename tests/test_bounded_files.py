@@ -6,8 +6,10 @@ benchmark's task file (issue 24: `--corpus /dev/zero` grew to 23.7 GB until the 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -39,6 +41,7 @@ def run(home, *args, timeout=60):
         ("verify", "The Bubye River is in Zimbabwe.", "--source-tiers", "/dev/zero"),
         ("batch", "/dev/zero"),
         ("bench", "natural", "--tasks", "/dev/zero"),
+        ("bench", "verify", "--claims", "/dev/zero", "--limit", "2"),
     ],
 )
 def test_a_device_is_refused_at_once(home, args):
@@ -113,3 +116,60 @@ def test_a_batch_validates_each_distinct_settings_object_once(monkeypatch, tmp_p
     tasks.write_text("".join(json.dumps(t) + "\n" for t in lines))
     assert len(batch.read_tasks(tasks)) == 500
     assert len(calls) == 2
+
+
+def test_a_claims_folder_is_one_line(home, tmp_path):
+    """``bench verify --claims DIR`` was an IsADirectoryError traceback (and ``--claims /dev/zero``, above, a
+    MemoryError in load_claims)."""
+    done = run(home, "bench", "verify", "--claims", str(tmp_path), "--limit", "2")
+    assert (
+        done.returncode == 2
+        and done.stderr.strip() == f"saturate: error: claims file {tmp_path} is a folder, not a regular file"
+    )
+
+
+def test_a_note_as_corpus_is_read_within_the_bound(tmp_path, monkeypatch):
+    """A folder's note (or one note given as the corpus) was read whole with read_text(): now within the bound of a
+    JSONL record's line, its line breaks as read_text gave them."""
+    from saturate.sources import local
+    from saturate.sources.local import CorpusError, read_folder
+
+    note = tmp_path / "note.md"
+    note.write_bytes(b"# Bubye\r\n\r\nThe Bubye River\rflows in Zimbabwe.\r\n")
+    (rec,) = read_folder(tmp_path, [note])
+    assert rec["title"] == "Bubye" and "\r" not in rec["text"] and "The Bubye River\nflows" in rec["text"]
+    monkeypatch.setattr(local, "MAX_LINE_BYTES", 20)
+    with pytest.raises(CorpusError, match="corpus file .*note.md is larger than 20 bytes"):
+        list(read_folder(tmp_path, [note]))
+
+
+def test_a_tiers_file_grown_past_the_bound_since_the_settings_check_is_refused(tmp_path):
+    """The settings check ``source_tiers`` within 16 MB; the table was read again later with read_text(), whole."""
+    from saturate.nodes.reading.tiers import SourceTiersError, _tier_table
+    from saturate.state.files import MAX_FILE_BYTES
+
+    tiers = tmp_path / "tiers.json"
+    with tiers.open("wb") as fh:
+        fh.write(b" " * MAX_FILE_BYTES + b'{"example.org": "primary"}')
+    with pytest.raises(SourceTiersError, match=f"is larger than {MAX_FILE_BYTES:,} bytes"):
+        _tier_table(str(tiers), 1)
+
+
+def test_the_monitors_subset_of_a_pipe_is_none_at_once(tmp_path):
+    """The monitor copies a benchmark's hard tasks out of its task file: read_text() on a FIFO waited forever."""
+    from saturate.monitor.harness import _write_subset
+
+    fifo = tmp_path / "tasks.jsonl"
+    os.mkfifo(fifo)
+    got = []
+    worker = threading.Thread(target=lambda: got.append(_write_subset(str(fifo), {"q1"}, tmp_path / "o.jsonl")))
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # stuck in open(): a writer end lets it go, so the test ends (and fails)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("_write_subset waited on the FIFO")
+    assert got == [None]
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text('{"id": "q1", "question": "a"}\r\n{"id": "q2", "question": "b"}\n')
+    assert _write_subset(str(tasks), {"q1"}, tmp_path / "o.jsonl").read_text() == '{"id": "q1", "question": "a"}\n'

@@ -243,3 +243,16 @@ def test_a_full_disk_before_the_first_checkpoint_says_run_it_again(home, monkeyp
     err = capsys.readouterr().err
     assert "the session full0 saved no step" in err and "run the command again" in err and "resume" not in err, err
     assert "no space left" in err or "cannot be written" in err
+
+
+def test_a_perf_workdir_that_is_no_folder_is_one_line(home, tmp_path):
+    """``bench perf --workdir /dev/null`` (or any existing file) was a FileExistsError traceback."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    for workdir in ("/dev/null", str(afile)):
+        done = run(home, "bench", "perf", "--quick", "--only", "cache_hit_ms", "--workdir", workdir)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert (
+            done.stderr.strip() == f"saturate: error: --workdir {workdir} exists and is not a folder; it takes a folder"
+        )
+    assert afile.read_text() == "mine"

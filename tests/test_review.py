@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
+from argparse import Namespace
 
 import pexpect
 import pytest
 from langgraph.types import Command
 
+from saturate.cli.review import decision_from_args
 from saturate.graph import list_sessions, research, research_multi, resume, session_state, verify
 from saturate.graph.api import InputError
 from saturate.state.review import ReviewError
@@ -117,7 +120,7 @@ def test_cli_from_scripts_waits_with_exit_4_and_resumes_with_approve_or_edit(hom
     p = run_cli("resume", "s", "--approve", home=home)
     assert p.returncode == 2 and p.stderr.strip() == "saturate: error: thread 's' is not waiting for a review: done"
     p = run_cli("resume", "s", "--edit", str(tmp_path / "missing.txt"), home=home)
-    assert p.returncode == 2 and "cannot read --edit" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "--edit file" in p.stderr and "not found" in p.stderr and "Traceback" not in p.stderr
 
 
 def queries_of(home, thread: str) -> list[tuple[str, str]]:
@@ -167,3 +170,47 @@ def test_killed_while_waiting_then_resumed(home):
     p = run_cli("resume", "k", "--approve", home=home)
     assert p.returncode == 0 and "thread: k" in p.stdout, p.stderr
     assert queries_of(home, "k")[0] == (TASK, "task")
+
+
+def edit_files(tmp_path) -> dict[str, tuple[str, str]]:
+    """``--edit`` paths that are no plan (path, what the one line says), each made in ``tmp_path``."""
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")  # read_text() waited for a writer forever
+    (tmp_path / "binary").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")  # taken for queries, replaced chars
+    (tmp_path / "nul").write_bytes(b"Bubye River\x00\x00\x00\n")  # UTF-8, yet binary
+    (tmp_path / "big").write_text("Bubye River\n" * 2_000)  # 24,000 bytes: read whole, then cut silently
+    return {
+        "folder": (str(tmp_path / "folder"), "is a folder, not a regular file"),
+        "fifo": (str(tmp_path / "fifo"), "is a device, pipe or socket, not a regular file"),
+        "device": ("/dev/zero", "is a device, pipe or socket, not a regular file"),
+        "binary": (str(tmp_path / "binary"), "is not UTF-8 text"),
+        "nul": (str(tmp_path / "nul"), "holds NUL bytes: a binary file, not text"),
+        "big": (str(tmp_path / "big"), "is larger than 20,000 bytes"),
+    }
+
+
+def test_an_edit_file_is_a_bounded_regular_text_file(home, tmp_path):
+    """``resume --edit FILE`` read the whole file before cutting it to 20,000 characters (/dev/zero exhausted
+    memory), hung on a FIFO and took a binary file's bytes for the plan's queries: each is one line, exit 2, and the
+    session still waits for its review. A file at the bound is read whole. The child runs under a 4 GB address-space
+    limit, so without the bound /dev/zero ends in a MemoryError, not in the kernel's OOM killer."""
+    research(TASK, thread_id="w", review="plan")
+    cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))  # noqa: E731
+    for name, (path, said) in edit_files(tmp_path).items():
+        p = subprocess.run(
+            [*SAT, "resume", "w", "--edit", path],
+            env=child_env(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=cap,
+        )
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, (name, p.stderr)
+        assert said in p.stderr and "Traceback" not in p.stderr, (name, p.stderr)
+    assert session_state("w")["_review"]["point"] == "plan"  # nothing was decided
+    at_bound = tmp_path / "at-bound.txt"
+    at_bound.write_text("Bubye River Zimbabwe\n" + "#" * 19_978 + "\n")  # 20,000 bytes exactly
+    assert at_bound.stat().st_size == 20_000  # MAX_EDIT_BYTES
+    decision = decision_from_args(Namespace(edit=str(at_bound), approve=False), "plan")
+    assert decision == {"action": "edit", "queries": ["Bubye River Zimbabwe"]}

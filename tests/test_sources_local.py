@@ -336,7 +336,7 @@ def test_empty_folder_is_an_error(tmp_path: Path):
 
 def test_non_utf8_file_named(notes: Path, tmp_path: Path):
     (notes / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
-    with pytest.raises(CorpusError, match=r"latin\.txt: not UTF-8"):
+    with pytest.raises(CorpusError, match=r"corpus file .*latin\.txt is not UTF-8 text"):
         LocalCorpus.open(notes, tmp_path / "index")
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from saturate.state.errors import BadInput
+from saturate.state.files import bounded_text
 from saturate.state.records import Tier
 
 TIERS = ("primary", "wire", "trade", "other")
@@ -204,10 +205,12 @@ class SourceTiersError(BadInput):
 def _tier_table(path: str | None, stamp: int | None) -> dict[str, Tier]:
     table = dict(DEFAULT_TIERS)
     if path:
+        text = bounded_text(path, "source_tiers file", SourceTiersError)  # the settings' bound: it may change since
         try:
-            extra = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SourceTiersError(f"source_tiers file {path}: {exc}") from None
+            extra = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            why = exc if isinstance(exc, ValueError) else "nested too deeply"
+            raise SourceTiersError(f"source_tiers file {path}: {why}") from None
         bad = [d for d, t in extra.items() if t not in TIERS] if isinstance(extra, dict) else None
         if bad is None or bad:
             raise SourceTiersError(

@@ -165,6 +165,11 @@ def _run(args: argparse.Namespace) -> int:
         message = disk_problem(exc) or disk_problem(exc.__cause__ or exc.__context__ or exc) or database_problem(exc)
         if message is None:
             raise  # a bug: the traceback is what a report needs
+        if args.command == "batch":  # a batch goes on by running it again, not by resuming a thread of it
+            message = message.replace(
+                "continue with `saturate resume THREAD` (`saturate runs` lists them)",
+                "run the same batch command again (finished tasks are skipped)",
+            )
         thread = getattr(args, "thread", None)
         if isinstance(thread, str) and thread:
             nothing = args.command in SESSION_COMMANDS and saved_status(thread, args) is None

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from saturate.cli.output import print_json, say
 from saturate.state.errors import BadInput
+from saturate.state.files import bounded_text
 
 EXIT_REVIEW = 4  # the session waits for a review
+# A plan is at most 10 queries of 300 characters and a note 300 (state/review.py): 20,000 bytes is far more than a
+# decision needs, so a larger --edit file is refused whole rather than cut (a cut would drop queries silently).
+MAX_EDIT_BYTES = 20_000
 
 
 class ReviewFileError(BadInput):
@@ -31,14 +34,21 @@ def decision_from_args(args: argparse.Namespace, point: str | None) -> dict | st
     path = getattr(args, "edit", None)
     if not path:
         return None
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")[:20_000]
-    except OSError as exc:
-        raise ReviewFileError(f"cannot read --edit {path}: {exc.strerror or exc}") from None
+    text = edit_text(path)
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if point == "answer":
         return {"action": "more", "note": " ".join(lines)}
     return {"action": "edit", "queries": lines}
+
+
+def edit_text(path: str) -> str:
+    """The text of ``--edit FILE``: a regular UTF-8 file of at most ``MAX_EDIT_BYTES``, read no further than that
+    (state/files.py: a device, a FIFO or a folder is refused before it is opened, /dev/zero is never read whole);
+    ``ReviewFileError`` for anything else, a binary file included — its bytes would become the plan's queries."""
+    text = bounded_text(path, "--edit file", ReviewFileError, max_bytes=MAX_EDIT_BYTES)
+    if "\x00" in text:  # valid UTF-8 can still be binary: a NUL byte is no text's (git's test for binary too)
+        raise ReviewFileError(f"--edit file {path} holds NUL bytes: a binary file, not text")
+    return text
 
 
 def interactive(args: argparse.Namespace) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from saturate.state.errors import BadInput
+from saturate.state.files import bounded_lines
 
 THRESHOLD_STEP = 0.25  # a met threshold is raised by this share of its remaining gap to 1.0 ...
 THRESHOLD_MIN_STEP = 0.01  # ... but by at least this much (never above 1.0)
@@ -273,17 +274,16 @@ def _base(b: dict) -> dict:
 
 def _write_subset(tasks_path: str, ids: set[str], out: Path) -> Path | None:
     """Copy the task lines whose id is in ``ids`` to ``out``; None if the tasks file is unreadable."""
-    try:
-        lines = Path(tasks_path).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
     kept = []
-    for line in lines:
-        try:
-            if str(json.loads(line).get("id")) in ids:
-                kept.append(line)
-        except (ValueError, AttributeError):
-            continue
+    try:  # a bounded line at a time (state/files.py): the file may have changed since the benchmark read it
+        for _, line in bounded_lines(tasks_path, "task file", ValueError):
+            try:
+                if str(json.loads(line).get("id")) in ids:
+                    kept.append(line.rstrip("\r\n"))
+            except (ValueError, AttributeError, RecursionError):
+                continue
+    except ValueError:  # not a regular file any more, a line past the bound, not UTF-8, unreadable
+        return None
     if not kept:
         return None
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ from saturate.bench.perf.session_cpu import bench_session_cpu, bench_session_rss
 from saturate.bench.perf.throughput import bench_sessions
 from saturate.bench.perf.vectors import bench_hybrid_sessions, bench_vector_build, bench_vector_search
 from saturate.sources import open_wiki
+from saturate.state.errors import BadInput
 
 DESCRIPTION = "Performance benchmark: fifteen figures, each measured against a baseline in the same run."
 
@@ -145,13 +146,25 @@ def _measure(work: Path, p: dict, shared: dict, only: list[str]) -> list[Figure]
     return figs
 
 
+def work_folder(workdir: str) -> Path:
+    """``--workdir`` made (or found) as a folder; BadInput, one line, when it cannot be: an existing file or
+    device (``--workdir /dev/null``), a parent that is not a folder, no permission."""
+    try:
+        work = Path(workdir).expanduser().resolve()
+        work.mkdir(parents=True, exist_ok=True)  # FileExistsError when work is anything but a folder
+    except FileExistsError:
+        raise BadInput(f"--workdir {workdir} exists and is not a folder; it takes a folder") from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: resolve() met a link loop (Python before 3.13)
+        raise BadInput(f"--workdir {workdir} cannot be used ({getattr(exc, 'strerror', None) or exc})") from None
+    return work
+
+
 def run(args: argparse.Namespace) -> int:
     quick = bool(getattr(args, "quick", False))
     as_json = bool(getattr(args, "json", False))
     workdir = getattr(args, "workdir", None)
     keep = workdir is not None
-    work = Path(workdir).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="saturate-perf-"))
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_folder(workdir) if keep else Path(tempfile.mkdtemp(prefix="saturate-perf-"))
     try:
         if getattr(args, "profile", None):
             print("\n".join(header(args, work)) + "\n")
