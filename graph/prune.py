@@ -3,7 +3,8 @@
 What it removes, and only that:
 
 - with ``older_than_days``: whole sessions last updated before then (every status: an unfinished one that old is
-  abandoned), page texts stored before then, and ``*.damaged-*`` files (damaged caches moved aside) older than it;
+  abandoned; a session whose checkpoints no longer decode has no known age and is kept, noted), page texts stored
+  before then, and ``*.damaged-*`` files (damaged caches moved aside) older than it;
 - with ``compact``: the history of **finished** sessions — every checkpoint but the last, so ``show``,
   ``runs``, the report and ``--json`` still see the whole session (its rounds are in its state) but it can no
   longer be forked or replayed from an earlier round; unfinished sessions keep every checkpoint (resume needs
@@ -26,11 +27,12 @@ from typing import Any
 
 from saturate.graph import storage
 from saturate.graph.paths import home_dir
-from saturate.graph.session import list_sessions, open_checkpointer
+from saturate.graph.session import DAMAGED, list_sessions, open_checkpointer
 from saturate.sources.cache import SearchCache
 from saturate.sources.pages import SqlitePageStore
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings, load_settings
+from saturate.state.text import printable
 
 DAY_S = 86400.0
 DATABASES = ("sessions.db", "cache.db", "pages.db")
@@ -101,7 +103,7 @@ def prune(
 
 
 def _prune_sessions(path: Path, cutoff: float | None, compact: bool, dry_run: bool, report: PruneReport) -> None:
-    sessions = list_sessions(home=path)
+    sessions = _readable(list_sessions(home=path), report)
     old = [s for s in sessions if cutoff is not None and _epoch(s["updated"]) < cutoff]
     gone = {s["thread"] for s in old}
     report.deleted = [{k: s[k] for k in ("thread", "task", "status", "updated")} for s in old]
@@ -136,7 +138,7 @@ def _prune_postgres(
     """The same on PostgreSQL: LangGraph's ``PostgresSaver.delete_thread`` and ``prune(strategy="keep_latest")``
     (its own transaction per thread); the server's autovacuum gives the space back, so no sizes are reported."""
     report = PruneReport(dry_run=dry_run)
-    sessions = list_sessions(home=path)
+    sessions = _readable(list_sessions(home=path), report)
     old = [s for s in sessions if cutoff is not None and _epoch(s["updated"]) < cutoff]
     gone = {s["thread"] for s in old}
     report.deleted = [{k: s[k] for k in ("thread", "task", "status", "updated")} for s in old]
@@ -165,6 +167,18 @@ def _prune_postgres(
     if cutoff is not None:
         report.pages = _prune_rows(storage.page_store(url, path), now - cutoff, now, report)
     return report
+
+
+def _readable(sessions: list[dict], report: PruneReport) -> list[dict]:
+    """The sessions whose checkpoints could be read; each damaged one is kept as it is and noted: its last update
+    is unknown, and deleting what cannot be read would lose what a backup or ``.recover`` could still give back."""
+    out = []
+    for s in sessions:
+        if s["status"].startswith(DAMAGED):
+            report.notes.append(f"session '{printable(s['thread'])}' kept: {printable(s['status'])}")
+        else:
+            out.append(s)
+    return out
 
 
 def _keep_latest(conn: sqlite3.Connection, thread: str) -> None:

@@ -10,6 +10,8 @@ or reads a session goes through here, whichever mode it is.
 
 from __future__ import annotations
 
+import errno
+import os
 import secrets
 import shutil
 import signal
@@ -111,12 +113,87 @@ def _sessions_db_problem(
             f"{path} cannot be written ({text}): this command records the session there; make the data "
             "directory writable or point SATURATE_HOME (or --home) elsewhere"
         )
-    if "disk" in text and "full" in text:
+    if ("disk" in text and "full" in text) or getattr(err, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
         return SessionsDbError(f"{path}: the disk is full ({text}); free some space, {then}")
     return SessionsDbError(
         f"{path} is not a readable SQLite database ({text}): it holds your sessions, so it is left as it is; "
         "restore it from a backup, or move it away to start a new one"
     )
+
+
+class DamagedSessionError(SessionsDbError):
+    """One session's stored rows (a checkpoint, its metadata or a pending write) no longer decode although
+    sessions.db itself is sound: named with what is damaged, left as it is, and the other sessions stay readable."""
+
+    def __init__(self, thread_id: Any, what: str, path: Path | None = None) -> None:
+        self.thread_id = thread_id
+        self.what = what
+        where = f" in {path}" if path is not None else ""
+        super().__init__(
+            f"session {printable(str(thread_id))!r}{where} is damaged: {what}; it is left as it is and the other "
+            "sessions are unaffected (`saturate runs` lists them) — restore sessions.db from a backup to get it back"
+        )
+
+
+class CheckedSqliteSaver(SqliteSaver):
+    """``SqliteSaver`` whose reads turn a row that does not decode into ``DamagedSessionError``, so every reader
+    (show, runs, resume, checkpoints, fork, prune, the report, MCP) names the session instead of a traceback from
+    deep inside LangGraph. Only failures outside SQLite are caught: a damaged *file* still raises sqlite3's error,
+    which the commands report as a damaged file."""
+
+    path: Path | None = None  # the user's sessions.db (not a private read-only copy), for the message
+
+    def get_tuple(self, config: RunnableConfig):
+        try:
+            tup = super().get_tuple(config)
+        except sqlite3.Error:
+            raise
+        except Exception as err:  # decoding this thread's rows (msgpack, JSON): nothing else runs here
+            raise self.damaged(config, err) from None
+        return self.checked(tup) if tup is not None else None
+
+    def list(self, config, **kwargs):
+        try:
+            for tup in super().list(config, **kwargs):
+                yield self.checked(tup)
+        except (sqlite3.Error, DamagedSessionError):
+            raise
+        except Exception as err:  # a row of the history that does not decode
+            raise self.damaged(config, err) from None
+
+    def checked(self, tup):
+        """The tuple if its parts have the shapes LangGraph reads (a random blob may decode to an int), else
+        ``DamagedSessionError``."""
+        problem = checkpoint_shape_problem(tup)
+        if problem:
+            raise DamagedSessionError(tup.config["configurable"].get("thread_id"), problem, self.path)
+        return tup
+
+    def damaged(self, config, err: BaseException) -> DamagedSessionError:
+        thread = ((config or {}).get("configurable") or {}).get("thread_id", "?")
+        text = " ".join(str(err).split())[:160] or "no detail"
+        return DamagedSessionError(thread, f"its checkpoints cannot be read ({type(err).__name__}: {text})", self.path)
+
+
+def checkpoint_shape_problem(tup) -> str | None:
+    """What is wrong with a decoded checkpoint tuple (None: nothing): a checkpoint that is not a mapping of
+    mappings, metadata that is not a mapping or whose ``step`` is not a number, pending writes that are not
+    (task, channel, value) triples."""
+    checkpoint, metadata = tup.checkpoint, tup.metadata
+    if not isinstance(checkpoint, Mapping):
+        return f"a checkpoint decodes to {type(checkpoint).__name__}, not a checkpoint"
+    for key in ("channel_values", "channel_versions", "versions_seen"):
+        if not isinstance(checkpoint.get(key, {}), Mapping):
+            return f"a checkpoint's {key} is {type(checkpoint[key]).__name__}"
+    if not isinstance(metadata, Mapping):
+        return f"a checkpoint's metadata decodes to {type(metadata).__name__}"
+    step = metadata.get("step", 0)
+    if not isinstance(step, int) or isinstance(step, bool):
+        return f"a checkpoint's metadata has step {printable(repr(step)[:40])}"
+    for write in tup.pending_writes or ():
+        if not (isinstance(write, tuple) and len(write) == 3 and isinstance(write[1], str)):
+            return "a pending write is not a (task, channel, value) triple"
+    return None
 
 
 @contextmanager
@@ -161,7 +238,8 @@ def open_checkpointer(
     except (sqlite3.Error, OSError) as err:
         raise _sessions_db_problem(path, err) from None
     try:
-        saver = SqliteSaver(conn)
+        saver = CheckedSqliteSaver(conn)
+        saver.path = path
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a damaged header fails here
             if readonly:
@@ -220,30 +298,39 @@ def _read_only_connection(path: Path, folder_writable: bool) -> tuple[sqlite3.Co
 
 
 def _create_sessions_db(path: Path) -> None:
-    """Create sessions.db and its tables under a file lock: SQLite makes an empty file first and writes its
-    header with the first table, so a second process starting at the same moment (``saturate batch`` workers,
-    two commands on a new data directory) would otherwise find a 0-byte file and take it for a damaged one."""
-    with FileLock(str(path.with_name(".sessions.db.lock"))):
-        if path.exists() and path.stat().st_size > 0:
-            return  # another process made it while this one waited
-        if path.exists():
-            return  # empty while nobody is creating it: open_checkpointer names it, never replaces it
-        try:
-            conn = sqlite3.connect(path, timeout=30)
-        except sqlite3.Error as err:
-            raise _sessions_db_problem(path, err) from None
+    """Create sessions.db with its tables, atomically and under a file lock: SQLite makes an empty file first and
+    writes its header with the first table, so the tables are made in a temporary file beside it that is renamed
+    into place whole. A reader (``runs``, ``show``, another command's check) never sees a 0-byte sessions.db that
+    is only being created, and a 0-byte one stays what it always meant: an emptied database, named, never replaced.
+    A folder that refuses the lock file or the new file although ``os.access`` says it is writable (a kernel
+    filesystem such as /sys, a mount that refuses writes) is one line, as a read-only one is."""
+    try:
+        with FileLock(str(path.with_name(".sessions.db.lock"))):
+            if path.exists():
+                return  # another process made it while this one waited, or an emptied one open_checkpointer names
+            _build_sessions_db(path)
+    except OSError as err:
+        raise _sessions_db_problem(path, err, then="then run the command again") from None
+
+
+def _build_sessions_db(path: Path) -> None:
+    """The tables in ``.sessions.db.new-*`` beside ``path``, then renamed to it (the caller holds the lock). On any
+    failure (a full disk) the temporary files are removed: nothing half-made is left to be taken for a database."""
+    fd, name = tempfile.mkstemp(prefix=".sessions.db.new-", dir=path.parent)
+    os.close(fd)
+    temp = Path(name)
+    try:
+        conn = sqlite3.connect(temp, timeout=30)
         try:
             SqliteSaver(conn).setup()
-        except sqlite3.Error as err:
-            conn.close()
-            # this process made the file and could not write its first page (a full disk): an empty file left
-            # behind would be taken for an emptied sessions.db by every later command, after space is freed too
-            for made in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                if made.exists() and made.stat().st_size == 0:
-                    made.unlink()
-            raise _sessions_db_problem(path, err, then="then run the command again") from None
         finally:
-            conn.close()
+            conn.close()  # the last connection: SQLite folds its WAL into the file and removes it
+        os.replace(temp, path)
+    except sqlite3.Error as err:
+        raise _sessions_db_problem(path, err, then="then run the command again") from None
+    finally:
+        for made in (temp, temp.with_name(temp.name + "-wal"), temp.with_name(temp.name + "-shm")):
+            made.unlink(missing_ok=True)
 
 
 def kind_of(saver: SqliteSaver, thread_id: str) -> str | None:
@@ -567,7 +654,8 @@ def session_state(thread_id: str, home=None, database_url: str | None = None) ->
 
 
 def list_sessions(home=None, database_url: str | None = None) -> list[dict]:
-    """Sessions in the database, newest first: thread, task, rounds, status."""
+    """Sessions in the database, newest first: thread, task, rounds, status. A session whose checkpoints do not
+    decode is listed with status ``damaged: WHAT`` (no task, rounds or time) rather than hiding all the others."""
     home_path = home_dir(home, create=False)
     with storage.using(database_url), open_checkpointer(home_path, readonly=True) as saver:
         if saver is None:
@@ -575,17 +663,30 @@ def list_sessions(home=None, database_url: str | None = None) -> list[dict]:
         graphs = {kind: graph_for(kind, saver) for kind in ("question", "multi")}
         out = []
         for thread_id in storage.latest_threads(saver):
-            kind = kind_of(saver, thread_id)
-            snap = graphs["multi" if kind == "multi" else "question"].get_state(config(thread_id))
-            v = snap.values
-            out.append(
-                {
-                    "thread": thread_id,
-                    "task": v.get("task", ""),
-                    # a multi-source session has no rounds: its source queries are counted
-                    "rounds": len((v.get("queries") if kind == "multi" else v.get("records")) or []),
-                    "status": status_of(snap),
-                    "updated": snap.created_at,
-                }
-            )
+            try:
+                out.append(_session_row(saver, graphs, thread_id))
+            except DamagedSessionError as err:
+                out.append(damaged_row(thread_id, err))
     return out
+
+
+DAMAGED = "damaged"  # the status a damaged session is listed with (``prune`` leaves those alone)
+
+
+def _session_row(saver, graphs: dict, thread_id: str) -> dict:
+    kind = kind_of(saver, thread_id)
+    snap = graphs["multi" if kind == "multi" else "question"].get_state(config(thread_id))
+    v = snap.values
+    return {
+        "thread": thread_id,
+        "task": v.get("task", ""),
+        # a multi-source session has no rounds: its source queries are counted
+        "rounds": len((v.get("queries") if kind == "multi" else v.get("records")) or []),
+        "status": status_of(snap),
+        "updated": snap.created_at,
+    }
+
+
+def damaged_row(thread_id: str, err: DamagedSessionError) -> dict:
+    """``list_sessions``' row for a session that cannot be read: marked, with what is damaged."""
+    return {"thread": thread_id, "task": "", "rounds": 0, "status": f"{DAMAGED}: {err.what}", "updated": None}

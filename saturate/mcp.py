@@ -315,8 +315,11 @@ def build_server(
 
     @server.tool()
     async def runs() -> RunList:
-        """The sessions, newest first: thread id, task, rounds, status."""
-        sessions = await anyio.to_thread.run_sync(lambda: api.list_sessions(home=home))
+        """The sessions, newest first: thread id, task, rounds, status (a damaged session: status ``damaged: ...``)."""
+        try:  # a damaged or unwritable sessions.db: its one line as the tool error, as show and research give it
+            sessions = await anyio.to_thread.run_sync(lambda: api.list_sessions(home=home))
+        except BadInput as exc:
+            raise ToolError(str(exc)) from None
         return RunList(
             sessions=[
                 Run(
@@ -324,7 +327,7 @@ def build_server(
                     task=s["task"],
                     rounds=s["rounds"],
                     status=s["status"],
-                    updated=str(s["updated"]),
+                    updated=str(s["updated"] or ""),  # none for a damaged session
                 )
                 for s in sessions
             ]

@@ -60,6 +60,8 @@ def damaged_file_problem(exc: BaseException, home) -> str | None:
         return None
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "full" in text or "disk I/O" in text):
         return None  # not damage: another process holds it, or the disk (disk_problem says so)
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text:
+        return unopenable_problem(text, home)  # not damage either: the folder refuses the file
     try:
         from saturate.graph import home_dir
 
@@ -86,6 +88,22 @@ def damaged_file_problem(exc: BaseException, home) -> str | None:
         f"saturate: error: {where} is damaged ({text[:160]}); it is left as it is — recover what it holds with "
         f"`sqlite3 {first} .recover | sqlite3 {first}.recovered` and put that in its place, or move it away "
         "(a new, empty one is made)"
+    )
+
+
+def unopenable_problem(text: str, home) -> str:
+    """SQLite could not open or create a database file (SQLITE_CANTOPEN): the data directory refuses it although
+    it looked writable (a kernel filesystem such as /sys, a mount that refuses writes). Not damage: no ``.recover``
+    to run, nothing to move away — the folder to change."""
+    try:
+        from saturate.graph import home_dir
+
+        folder = str(home_dir(home, create=False))
+    except Exception:  # the data directory itself is the problem
+        folder = "the data directory"
+    return (
+        f"saturate: error: a database file in {folder} cannot be opened or created ({text[:160]}): make the data "
+        "directory writable or point SATURATE_HOME (or --home) elsewhere"
     )
 
 
