@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import httpx
@@ -46,8 +48,9 @@ def stdio_server(home) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "saturate.cli", "mcp"], env=child_env(home))
 
 
-async def exercise(client: Client) -> None:
-    """What both transports must do: list, research with progress, refuse bad input, cancel and resume."""
+async def exercise(client: Client, home: Path) -> None:
+    """What both transports must do: list, research with progress, refuse bad input, cancel and resume (the
+    server's sessions are in ``home``)."""
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     settings_schema = tools["research"].input_schema["$defs"]["SettingsOverrides"]["properties"]
@@ -92,11 +95,16 @@ async def exercise(client: Client) -> None:
     unknown = await client.call_tool("show", {"thread_id": "nope"})
     assert unknown.is_error and "unknown thread 'nope'" in first_text(unknown)
 
-    # cancel a call mid-session: the session stops at its next step, checkpointed; resume finishes it
+    # cancel a call mid-session: the session stops at its next step, checkpointed; resume finishes it. A round takes
+    # ~10 ms: on a loaded machine the rest of the session finished before the cancellation reached the server (the
+    # session done, never interrupted). So from round 2 on this test holds sessions.db's write lock — the session
+    # waits at its next checkpoint — until the server has answered a request sent after the cancellation.
     second_round = anyio.Event()
+    gate = sqlite3.connect(home / "sessions.db", timeout=30, isolation_level=None)
 
     async def on_round(progress: float, total: float | None, message: str | None) -> None:
-        if progress >= 2:
+        if progress >= 2 and not second_round.is_set():
+            gate.execute("BEGIN IMMEDIATE")  # waits (ms) for a checkpoint being written, then holds the session
             second_round.set()
 
     async def slow_session() -> None:
@@ -105,14 +113,21 @@ async def exercise(client: Client) -> None:
             "research", {"task": TASK, "settings": settings, "thread_id": "m2"}, progress_callback=on_round
         )
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(slow_session)
-        with anyio.fail_after(120):
-            await second_round.wait()
-        tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow_session)
+            with anyio.fail_after(120):
+                await second_round.wait()
+            tg.cancel_scope.cancel()
+        await client.call_tool("runs", {})  # answered after the cancellation (read-only: the lock does not stop it)
+    finally:
+        if gate.in_transaction:
+            gate.execute("ROLLBACK")
+        gate.close()
     with anyio.fail_after(60):  # the worker stops at its next step: the session is left interrupted
         while True:
             status = (await client.call_tool("show", {"thread_id": "m2"})).structured_content["status"]
+            assert status != "done", "the session finished: the cancellation did not stop it"
             if status.startswith("interrupted at") and not await _still_running(client, "m2"):
                 break
             await anyio.sleep(0.2)
@@ -142,7 +157,7 @@ async def _still_running(client: Client, thread: str) -> bool:
 def test_stdio(home):
     async def main() -> None:
         async with Client(stdio_server(home), read_timeout_seconds=120) as client:
-            await exercise(client)
+            await exercise(client, home)
 
     anyio.run(main)
 
@@ -179,7 +194,7 @@ def http_server(home):
     proc.wait(timeout=20)
 
 
-def test_streamable_http_on_loopback(http_server):
+def test_streamable_http_on_loopback(http_server, home):
     url, pid = http_server
     # bound to loopback unless told otherwise: the server's one listening socket is on 127.0.0.1
     listening = [c.laddr for c in psutil.Process(pid).net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
@@ -192,7 +207,7 @@ def test_streamable_http_on_loopback(http_server):
 
     async def main() -> None:
         async with Client(authorized(url), read_timeout_seconds=120) as client:
-            await exercise(client)
+            await exercise(client, home)
 
     anyio.run(main)
 
