@@ -63,7 +63,7 @@ from saturate.graph.model_servers import (
 )
 from saturate.sources.factory import Meaning
 from saturate.state.errors import BadInput
-from saturate.state.files import file_sha256
+from saturate.state.files import file_sha256, user_path
 from saturate.state.secrets import api_key
 from saturate.state.settings import Settings
 
@@ -126,9 +126,9 @@ def build_embeddings(settings: Settings) -> tuple[Embeddings, str]:
         return ollama_embeddings(settings)
     if protocol(spec) == "openai":
         return openai_embeddings(settings)
-    path = Path(spec).expanduser()
+    path = user_path(spec, "embed_model", EmbeddingsUnavailable)
     if spec.endswith(".onnx") or (path.is_dir() and (path / "model.onnx").is_file()):
-        return _local(("onnx", str(path.resolve())))
+        return _local(("onnx", str(user_path(path, "embed_model", EmbeddingsUnavailable, resolve=True))))
     return _local(("sentence-transformers", spec))
 
 
@@ -394,8 +394,8 @@ def use_embeddings() -> tuple[Embeddings, str]:
 
 def sentence_transformers_embeddings(spec: str) -> tuple[Embeddings, str]:
     """(HuggingFaceEmbeddings, identity) for a sentence-transformers model name or folder, from local files only."""
-    path = Path(spec).expanduser()
-    target = str(path.resolve()) if path.exists() else spec
+    path = user_path(spec, "embed_model", EmbeddingsUnavailable)
+    target = str(user_path(path, "embed_model", EmbeddingsUnavailable, resolve=True)) if path.exists() else spec
     try:
         # heavy and optional: sentence-transformers (PyTorch) behind LangChain's integration package, which
         # saturate does not install (so imported by name: static tools need not resolve it)
@@ -427,7 +427,7 @@ def ollama_embeddings(settings: Settings) -> tuple[Embeddings, str]:
     name = served_name(settings.embed_model or "")
     if not name:
         raise EmbeddingsUnavailable("embed_model 'ollama:' names no model: e.g. ollama:nomic-embed-text")
-    host = ollama_host(settings)
+    host = ollama_host(settings, EmbeddingsUnavailable)
     tag = ollama_model(host, name, EmbeddingsUnavailable, " for the embeddings", what="embedding model")
     digest = str(tag.get("digest") or "")
     # heavy: langchain_ollama (and its ollama client) only for an ollama: embed_model

@@ -53,6 +53,7 @@ from pydantic import PrivateAttr
 from saturate.graph.gguf_fetch import KNOWN, FetchFailed, fetch
 from saturate.graph.gguf_files import GGUFError, GGUFInfo, check_fits, read_header
 from saturate.graph.model_servers import ModelUnavailable, served_name
+from saturate.state.files import user_path
 from saturate.state.settings import Settings
 
 EXTRA = "pip install 'saturate[gguf]'"
@@ -137,13 +138,13 @@ _AT_EXIT = [False]  # _shutdown registered
 def model_path(spec: str) -> Path:
     """The file a ``gguf:`` spec names: a known name's cached file (fetched once), else the path itself."""
     name = served_name(spec)
-    given = Path(name).expanduser()
+    given = user_path(name, "the model file", ModelUnavailable)
     if name in KNOWN and not given.exists():
         try:
             return fetch(name)
         except FetchFailed as exc:
             raise ModelUnavailable(f"gguf:{name}: {exc}") from None
-    return given.resolve() if given.exists() else given
+    return user_path(given, "the model file", ModelUnavailable, resolve=True) if given.exists() else given
 
 
 def _import_xllamacpp() -> Any:

@@ -88,11 +88,16 @@ class RegistryUnreachable(FetchFailed):
 
 
 def cache_dir() -> Path:
+    """Where fetched files are kept; FetchFailed in one line when the folder named cannot be a path (``~name`` of no
+    user: pathlib's RuntimeError). Standard library only (this file runs alone), so not saturate's user_path."""
     named = os.environ.get("SATURATE_GGUF_CACHE", "").strip()
-    if named:
-        return Path(named).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "saturate" / "gguf"
+    base = named or os.environ.get("XDG_CACHE_HOME", "").strip() or "~/.cache"
+    try:
+        folder = Path(base).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        where = "SATURATE_GGUF_CACHE" if named else "XDG_CACHE_HOME" if base != "~/.cache" else "the home directory"
+        raise FetchFailed(f"cannot use the cache folder {base[:200]!r} ({where}): no such user's home") from None
+    return folder if named else folder / "saturate" / "gguf"
 
 
 def _stamp_of(path: Path) -> str:

@@ -21,7 +21,7 @@ import httpx
 
 from saturate.state.errors import BadInput
 from saturate.state.secrets import NO_KEY, api_key, mask, redact
-from saturate.state.settings import Settings
+from saturate.state.settings import Settings, check_http_url, mask_url
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 PROBE_TIMEOUT_S = 5.0
@@ -50,11 +50,22 @@ def served_name(spec: str) -> str:
 # --- Ollama ----------------------------------------------------------------------------------------------------
 
 
-def ollama_host(settings: Settings) -> str:
+def ollama_host(settings: Settings, error: type[BadInput] = ModelUnavailable) -> str:
+    """Ollama's base URL; ``error`` when ``OLLAMA_HOST`` (Ollama's variable, not a setting: the settings check
+    ``ollama_host`` themselves) is no usable URL."""
     host = settings.ollama_host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
     if "://" not in host:  # OLLAMA_HOST is often given as host:port
         host = "http://" + host
-    return host.rstrip("/")
+    return server_url(host.rstrip("/"), "OLLAMA_HOST", error)
+
+
+def server_url(url: str, name: str, error: type[BadInput]) -> str:
+    """``url`` when it is a usable http(s) URL (``check_http_url``), else ``error`` naming ``name``, where it came
+    from, with the URL masked: httpx would fail on it with a traceback at the first request."""
+    try:
+        return check_http_url(url)
+    except ValueError as exc:
+        raise error(f"{name} {mask_url(url)!r}: {exc}") from None
 
 
 def ollama_tags(host: str, error: type[BadInput] = ModelUnavailable, purpose: str = "") -> list[dict]:
@@ -63,7 +74,7 @@ def ollama_tags(host: str, error: type[BadInput] = ModelUnavailable, purpose: st
         resp = httpx.get(f"{host}/api/tags", timeout=PROBE_TIMEOUT_S)
         resp.raise_for_status()
         tags = resp.json().get("models") or []
-    except (httpx.HTTPError, ValueError, AttributeError) as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError, AttributeError) as exc:
         raise error(
             f"cannot reach Ollama at {host}{purpose} ({type(exc).__name__}: {exc}). Start it with `ollama serve`, "
             "or point OLLAMA_HOST / --ollama-host at it"
@@ -104,9 +115,7 @@ def openai_base_url(settings: Settings, error: type[BadInput] = ModelUnavailable
             f"an openai: model needs the server's address: set --openai-base-url / SATURATE_OPENAI_BASE_URL (or "
             f"OPENAI_BASE_URL), e.g. {OPENAI_SERVERS}"
         )
-    if not base.startswith(("http://", "https://")):
-        raise error(f"openai_base_url {base!r} is not an http(s) URL, e.g. http://127.0.0.1:1234/v1")
-    return base.rstrip("/")
+    return server_url(base.rstrip("/"), "OPENAI_BASE_URL", error)  # openai_base_url itself is checked as a setting
 
 
 def openai_models(
@@ -125,7 +134,7 @@ def openai_models(
             f"within {wait_s:g} s: busy with another request? (a one-slot server answers nothing while it "
             "generates); try again when it is free, or raise --model-timeout-s"
         ) from None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL is no HTTPError: a last guard
         raise error(
             redact(
                 f"cannot reach the OpenAI-compatible server at {base}{purpose} ({type(exc).__name__}: {exc}). Start "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from saturate.state.errors import BadInput
+from saturate.state.files import user_path
 
 EVAL_ENV = "SATURATE_EVAL_DATA"
 HOME_ENV = "SATURATE_HOME"
@@ -24,11 +25,14 @@ HOME_ENV = "SATURATE_HOME"
 def locate(what: Literal["home", "eval"], given: str | os.PathLike | None = None) -> Path | None:
     """The path of ``what`` (None: no evaluation data named); ``given`` (an explicit argument) wins. Nothing is
     created here."""
+    error = DataDirError if what == "home" else EvalDataError
+    name = "the data directory" if what == "home" else "the evaluation data"
     if given is not None and str(given) != "":
-        return Path(given).expanduser()
-    env = os.environ.get(HOME_ENV if what == "home" else EVAL_ENV)
+        return user_path(given, name, error)
+    env_name = HOME_ENV if what == "home" else EVAL_ENV
+    env = os.environ.get(env_name)
     if env:
-        return Path(env).expanduser()
+        return user_path(env, f"{name} ({env_name})", error)
     if what == "home":
         return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "saturate"
     return None

@@ -14,8 +14,9 @@ multi-source limits, search options that name no address). Endpoints, keys, file
 server, SearXNG's and Ollama's addresses, a corpus or a tier file, the database, what fetching may reach — come from
 the server's own configuration (its environment and flags) and are not in the tool's schema; a client that sends one
 gets a tool error naming it. ``source`` is accepted only when the operator allowed that value (``saturate mcp
---allow-source VALUE``, repeatable; a value such as ``local:/path`` names a file); ``sources`` (several sources in
-parallel) is not a tool setting.
+--allow-source KIND``, repeatable; a value that is no source kind is refused at start); ``sources`` (several sources
+in parallel) is not a tool setting. An argument a tool does not take (``source`` beside ``task`` instead of inside
+``settings``) is a tool error too: the SDK would drop it silently.
 
 Transports: stdio (default: a client starts ``saturate mcp``), or streamable HTTP (``--http``) at ``/mcp``, bound
 to 127.0.0.1 unless ``--host`` says otherwise (a non-loopback address needs ``--allow-remote`` and prints a warning).
@@ -38,11 +39,12 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
 
 from saturate.graph import api
 from saturate.state.errors import BadInput
-from saturate.state.settings import Settings
+from saturate.state.settings import Settings, not_bool_number
+from saturate.state.source_kinds import SOURCE_CHOICES
 from saturate.views.progress import round_parts
 
 INSTRUCTIONS = (
@@ -78,8 +80,20 @@ _OVERRIDE_FIELDS: dict[str, Any] = {
     for name, field in Settings.model_fields.items()
     if name in CLIENT_SETTINGS or name in SOURCE_SETTINGS
 }
+
+
+def _no_bool_number(cls, value: Any, info: ValidationInfo) -> Any:
+    """A client's ``true`` for a number is refused here, as by Settings: this model would take it as 1 first."""
+    return not_bool_number(value, Settings.model_fields[str(info.field_name)].annotation)
+
+
 # extra="forbid": a setting outside the list (an endpoint, a key, a path) is refused, never silently dropped
-SettingsOverrides = create_model("SettingsOverrides", __config__=ConfigDict(extra="forbid"), **_OVERRIDE_FIELDS)  # type: ignore[call-overload]
+SettingsOverrides = create_model(  # type: ignore[call-overload]
+    "SettingsOverrides",
+    __config__=ConfigDict(extra="forbid"),
+    __validators__={"no_bool_number": field_validator("*", mode="before")(_no_bool_number)},
+    **_OVERRIDE_FIELDS,
+)
 
 
 class StaticToken:
@@ -92,6 +106,34 @@ class StaticToken:
         if hmac.compare_digest(token.encode(), self._token.encode()):
             return AccessToken(token=token, client_id="saturate-mcp-client", scopes=[])
         return None
+
+
+def refuse_unknown_arguments(ctx: Context, tool: str, known: tuple[str, ...]) -> None:
+    """ToolError naming an argument of the call that ``tool`` does not take. The SDK drops such an argument
+    silently, so a client that sent ``source`` beside ``task`` (not inside ``settings``) believed it had chosen a
+    source while the server's own was used; the call's raw arguments are in its request context."""
+    try:
+        params = ctx.request_context.params or {}
+    except ValueError:  # called outside a request (a direct call in Python): nothing to compare
+        return
+    arguments = params.get("arguments") or {}
+    unknown = sorted(str(name) for name in arguments if name not in known)
+    if unknown:
+        hint = " (settings go inside `settings`)" if any(n in Settings.model_fields for n in unknown) else ""
+        takes = ", ".join(known) or "no arguments"
+        named = ", ".join(repr(n[:80]) for n in unknown[:5])
+        raise ToolError(f"{tool}: unknown argument(s) {named}; it takes {takes}{hint}")
+
+
+def check_allowed_sources(values: list[str]) -> frozenset[str]:
+    """The sources an operator lets clients choose (``--allow-source``, repeatable, each a kind or a
+    comma-separated list of kinds), checked: a value no ``source`` can be (``bogus``, ``local:/path``) is bad input,
+    where before it was accepted and matched nothing."""
+    kinds = [kind.strip() for value in values for kind in value.split(",") if kind.strip()]
+    for kind in kinds:
+        if kind not in SOURCE_CHOICES:
+            raise BadInput(f"--allow-source {kind[:80]!r}: not a source; choose from {', '.join(SOURCE_CHOICES)}")
+    return frozenset(kinds)
 
 
 def client_overrides(settings: BaseModel | None, allowed_sources: frozenset[str]) -> dict[str, Any]:
@@ -268,6 +310,7 @@ def build_server(
         thread_id: str | None = None,
     ) -> SessionOutput:
         """Research a question: search until the results stop being new, then answer citing the sources."""
+        refuse_unknown_arguments(ctx, "research", ("task", "settings", "thread_id"))
         return await start(ctx, task, settings, functools.partial(api.research, thread_id=thread_id))
 
     @server.tool()
@@ -278,12 +321,14 @@ def build_server(
         thread_id: str | None = None,
     ) -> SessionOutput:
         """Verify a claim: research it and decide True, False or Invalid from the evidence, citing it."""
+        refuse_unknown_arguments(ctx, "verify", ("claim", "settings", "thread_id"))
         return await start(ctx, claim, settings, functools.partial(api.verify, thread_id=thread_id))
 
     @server.tool()
     async def resume(thread_id: str, ctx: Context, review: dict | str | None = None) -> SessionOutput:
         """Continue a session from its last saved step (interrupted, cancelled, or waiting for review: then give
         `review`: "approve", {"action": "edit", "queries": [...]} or {"action": "more", "note": "..."})."""
+        refuse_unknown_arguments(ctx, "resume", ("thread_id", "review"))
         try:
             state = await anyio.to_thread.run_sync(lambda: api.session_state(thread_id, home=home))
         except BadInput as exc:
@@ -297,8 +342,9 @@ def build_server(
         )
 
     @server.tool()
-    async def show(thread_id: str) -> SessionView:
+    async def show(thread_id: str, ctx: Context) -> SessionView:
         """A session's rounds (query, novelty, decision and why), status and result."""
+        refuse_unknown_arguments(ctx, "show", ("thread_id",))
         try:
             state = await anyio.to_thread.run_sync(lambda: api.session_state(thread_id, home=home))
         except BadInput as exc:
@@ -314,8 +360,9 @@ def build_server(
         )
 
     @server.tool()
-    async def runs() -> RunList:
+    async def runs(ctx: Context) -> RunList:
         """The sessions, newest first: thread id, task, rounds, status (a damaged session: status ``damaged: ...``)."""
+        refuse_unknown_arguments(ctx, "runs", ())
         try:  # a damaged or unwritable sessions.db: its one line as the tool error, as show and research give it
             sessions = await anyio.to_thread.run_sync(lambda: api.list_sessions(home=home))
         except BadInput as exc:

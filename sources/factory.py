@@ -21,9 +21,11 @@ from pathlib import Path
 
 from saturate.sources.cache import CachedSource, SearchCache
 from saturate.sources.fallback import FallbackSource
-from saturate.sources.local import CorpusError, LocalCorpus
+from saturate.sources.local import CorpusError, IndexFolderError, LocalCorpus
 from saturate.sources.postgres import PgSearchCache
 from saturate.state.context import SearchSource
+from saturate.state.errors import BadInput
+from saturate.state.files import user_path
 from saturate.state.settings import Settings
 from saturate.state.source_kinds import SourceKind, source_kind
 from saturate.state.source_spec import SourceSpec, default_name, resolve
@@ -56,7 +58,7 @@ def open_source(
     """A source of ``kind`` over ``corpus`` (local/titles; unset: the embedded corpus), behind ``cache``; with
     ``meaning`` (an embedding model) a local corpus (not a titles view) ranks by meaning as well as words."""
     row = source_kind(kind)  # the settings validate the kind; this guards a future value
-    index = Path(home).expanduser() / "index"
+    index = user_path(home, "the data directory", BadInput) / "index"
     inner = kind_builder(row)(corpus, settings, index)
     if isinstance(inner, LocalCorpus):
         if meaning is not None and row.by_meaning and settings.retrieval == "hybrid":
@@ -105,15 +107,25 @@ def make_source(
     """The single loop's source: ``settings.source`` (over ``settings.corpus``; a comma-separated chain: a
     ``FallbackSource`` of them, each behind the cache), behind ``cache`` (default
     ``home/cache.db``; a PostgreSQL cache when sessions live there, see ``graph.storage``)."""
-    home = Path(home).expanduser()
+    home = user_path(home, "the data directory", BadInput)
     home.mkdir(parents=True, exist_ok=True)
     cache = cache if cache is not None else SearchCache(home / "cache.db")
     kinds = settings.source.split(",")
     try:
         chain = [open_source(kind, settings.corpus, settings, home, cache, meaning) for kind in kinds]
     except CorpusError as err:
-        raise CorpusError(f"{err} (the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r})") from None
+        where = f"the `corpus` setting, SATURATE_CORPUS, is {settings.corpus!r}" if settings.corpus else None
+        raise named(err, where) from None
     return chain[0] if len(chain) == 1 else FallbackSource(chain, settings.source_cooldown_s)
+
+
+def named(err: CorpusError, where: str | None) -> CorpusError:
+    """``err`` saying which setting named the corpus (``where``); as it is when no setting did (the embedded
+    corpus) or when the fault is the data directory's index folder, not the corpus (it said "the `corpus` setting
+    ... is None" of a folder no setting names)."""
+    if where is None or isinstance(err, IndexFolderError):
+        return err
+    return CorpusError(f"{err} ({where})")
 
 
 def resolve_specs(
@@ -143,7 +155,7 @@ def open_sources(
 ) -> dict[str, SearchSource]:
     """One source per resolved spec, by name (a local spec without a corpus takes the ``corpus`` setting), all
     behind one ``cache`` (default ``home/cache.db``)."""
-    home = Path(home).expanduser()
+    home = user_path(home, "the data directory", BadInput)
     home.mkdir(parents=True, exist_ok=True)
     cache = cache if cache is not None else SearchCache(home / "cache.db")
     out: dict[str, SearchSource] = {}
@@ -152,5 +164,5 @@ def open_sources(
         try:
             out[spec["name"]] = open_source(spec["kind"], corpus, settings, home, cache, meaning)
         except CorpusError as err:
-            raise CorpusError(f"{err} (source {spec['name']!r} of the `sources` setting)") from None
+            raise named(err, f"source {spec['name']!r} of the `sources` setting") from None
     return out

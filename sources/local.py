@@ -30,7 +30,7 @@ from urllib.parse import quote
 from saturate.sources import vector_files
 from saturate.sources.vectors import VectorIndex, unit
 from saturate.state.errors import BadInput
-from saturate.state.files import MAX_LINE_BYTES, bounded_lines, bounded_text, regular_file
+from saturate.state.files import MAX_LINE_BYTES, bounded_lines, bounded_text, regular_file, user_path
 from saturate.state.records import SearchResult
 from saturate.state.text import clip, lone_surrogate, terms
 
@@ -48,6 +48,11 @@ Record = tuple[str, str, str, str]  # id, url, title, text
 
 class CorpusError(BadInput):
     """The corpus is missing, empty or malformed; the message names the path (and line)."""
+
+
+class IndexFolderError(CorpusError):
+    """The index folder (``index`` in the data directory) cannot be used: a fault of the data directory, not of the
+    corpus, so no message about it names the ``corpus`` setting."""
 
 
 class LocalCorpus:
@@ -82,7 +87,7 @@ class LocalCorpus:
         if not str(corpus_path).strip():
             raise CorpusError("the corpus path is empty: name a JSONL file or a folder (or leave it unset)")
         try:
-            path = Path(corpus_path).expanduser().resolve()
+            path = user_path(corpus_path, "corpus", CorpusError, resolve=True)
             if not path.exists():
                 raise CorpusError(f"corpus not found: {path}")
             if not path.is_dir():  # a device (/dev/zero), a pipe: refused at once, never read
@@ -130,11 +135,12 @@ class LocalCorpus:
         ``load`` is only called when the index must be (re)built; older indexes of
         the same slot are removed after a rebuild.
         """
-        index_dir = Path(index_dir).expanduser()
+        index_dir = user_path(index_dir, "the index folder", IndexFolderError)
         try:
             index_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise CorpusError(f"cannot create the index folder {index_dir}: {err.strerror or err}") from None
+            why = "a file, not a folder" if index_dir.is_file() else (err.strerror or err)
+            raise IndexFolderError(f"cannot create the index folder {index_dir}: {why}") from None
         stem = f"{_safe_name(name)}-{_digest(slot)[:8]}"
         index_path = index_dir / f"{stem}-{_digest(f'{INDEX_VERSION}|{key}')[:16]}.sqlite"
         _remove_stale_builds(index_dir)

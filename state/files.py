@@ -8,6 +8,7 @@ is (``what``: "corpus", "task file") and which error to raise (its own ``BadInpu
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -16,6 +17,32 @@ from pathlib import Path
 
 MAX_LINE_BYTES = 16 * 2**20  # a JSONL record (a corpus document, a task) longer than this is refused
 MAX_FILE_BYTES = 16 * 2**20  # a whole small file (a tiers table) larger than this is refused
+
+
+def user_path(path: str | os.PathLike, what: str, error: type[Exception], resolve: bool = False) -> Path:
+    """A path the user gave, ``~`` expanded (and with ``resolve`` made absolute, links followed); ``error`` in one
+    line when it cannot be used as a path at all: ``~name`` of no user, a symbolic link loop, a NUL byte. pathlib
+    raises RuntimeError for the first two, which no caller took for bad input (a traceback). A path that does not
+    exist is no error here: the caller says what is missing."""
+    shown = str(path)[:200]
+    try:
+        full = Path(path).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        user = shown.split("/", 1)[0]
+        raise error(f"{what} {shown!r}: {user} names no user's home directory") from None
+    try:
+        os.stat(full)  # a loop is found the same on every Python (3.13's resolve() no longer raises on one)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(f"{what} {shown!r}: a symbolic link loop (a link that leads back to itself)") from None
+    except ValueError as exc:  # an embedded NUL byte
+        raise error(f"{what} {shown!r}: {exc}") from None
+    if not resolve:
+        return full
+    try:
+        return full.resolve()
+    except (RuntimeError, OSError) as exc:  # a loop made while we looked, a parent that cannot be read
+        raise error(f"{what} {shown!r} cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def regular_file(path: str | os.PathLike, what: str, error: type[Exception]) -> Path:

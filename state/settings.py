@@ -13,8 +13,9 @@ import json
 import os
 import re
 import reprlib
-from typing import Any, Literal
-from urllib.parse import unquote
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
+from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -70,7 +71,23 @@ READER_STOP_P = 1.0
 NOVELTY_THRESHOLDS: dict[str, float] = {"heuristic": 1.0, "seed-heuristic": 0.25, "model": 5.0, "embedding": 0.25}
 
 
-class Settings(BaseModel):
+if TYPE_CHECKING:  # type checkers read Settings(...)'s signature from the fields (dataclass_transform)
+    _SettingsMeta = type
+else:
+
+    class _SettingsMeta(type(BaseModel)):
+        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            """``Settings(...)`` from Python, a documented way to pass settings (docs/python-api.md): a bad value is
+            the project's SettingsError (a BadInput, one line), as from load_settings, not pydantic's
+            ValidationError. Here, not in ``__init__``: pydantic calls a custom ``__init__`` from model_validate
+            too, and would wrap the error again."""
+            try:
+                return super().__call__(*args, **kwargs)
+            except ValidationError as err:
+                raise SettingsError(_format_error(err)) from None
+
+
+class Settings(BaseModel, metaclass=_SettingsMeta):
     # allow_inf_nan=False: inf and nan are no thresholds, margins or timeouts (every float setting is finite)
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
     # every default is given as Field(default=...): type checkers (pyright's dataclass_transform) read only the
@@ -635,10 +652,20 @@ class Settings(BaseModel):
         default=2000, ge=10, le=1_000_000, description="Longest task accepted; longer tasks are rejected, not cut."
     )
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_number(cls, value: Any, info: ValidationInfo) -> Any:
+        return not_bool_number(value, cls.model_fields[str(info.field_name)].annotation)
+
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str | None) -> str | None:
         return check_database_url(value)
+
+    @field_validator("searxng_url", "openai_base_url", "ollama_host")
+    @classmethod
+    def _server_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_http_url(value)
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -651,11 +678,13 @@ class Settings(BaseModel):
         """CLI flags and environment variables give a JSON object as text."""
         if isinstance(value, str):
             try:
-                return json.loads(value)
+                value = json.loads(value)
             except RecursionError:
                 raise ValueError("not valid JSON (nested too deeply)") from None
             except ValueError:
                 raise ValueError('expected a JSON object, e.g. {"primary": 1.0, ...}') from None
+        if isinstance(value, dict) and any(isinstance(v, bool) for v in value.values()):  # true is no weight or count
+            raise ValueError("expected numbers as the object's values, not a boolean")
         return value
 
     @model_validator(mode="after")
@@ -705,6 +734,22 @@ class Settings(BaseModel):
         return load_settings(values, env={})
 
 
+def not_bool_number(value: Any, annotation: Any) -> Any:
+    """``value``, unless it is a bool given for a number (``int``, ``float``, either or None): pydantic's lax mode,
+    which the settings need for text from flags and the environment, takes True as 1, so ``research(max_rounds=True)``
+    ran one round. Used by the settings and by the MCP tools' settings object."""
+    if isinstance(value, bool) and _takes_number(annotation):
+        raise ValueError("expected a number, not a boolean")
+    return value
+
+
+def _takes_number(annotation: Any) -> bool:
+    """Whether a field's type is a plain number, or a union of one with None (not a dict or list of them)."""
+    if annotation in (int, float):
+        return True
+    return get_origin(annotation) in (Union, UnionType) and any(arg in (int, float) for arg in get_args(annotation))
+
+
 def check_database_url(value: str | None) -> str | None:
     """A PostgreSQL URL (``postgresql://`` or ``postgres://``), or None/empty for the SQLite files."""
     if value is None or not str(value).strip():
@@ -717,6 +762,28 @@ def check_database_url(value: str | None) -> str | None:
         )
     if any(ord(c) < 32 for c in value):
         raise ValueError("the URL has control characters")
+    return value
+
+
+def check_http_url(value: str) -> str:
+    """``value`` when it is an http(s) URL that names a host and, if any, a port of 1-65535; ValueError in one line
+    otherwise. The pattern ``^https?://\\S+$`` alone let ``http://h:abc`` and ``http://[::1`` through, and httpx
+    failed on them with a traceback at the first request; every server address (a setting, ``OLLAMA_HOST``,
+    ``OPENAI_BASE_URL``) is checked here, before anything is sent."""
+    text = str(value).strip()
+    if not re.match(r"^https?://\S+$", text, re.IGNORECASE):
+        raise ValueError("expected an http(s) URL such as http://127.0.0.1:8080")
+    try:
+        parts = urlsplit(text)
+    except ValueError as err:  # "Invalid IPv6 URL", a bracketed host that is no IP address
+        raise ValueError(f"not a usable URL ({err}): expected http(s)://HOST[:PORT][/PATH]") from None
+    # the host and port, after any user:password@ (a bracketed IPv6 address, or a name without brackets or colons)
+    hostport = re.fullmatch(r"(\[[^\[\]]+\]|[^\[\]:]*)(?::(.*))?", parts.netloc.rpartition("@")[2])
+    if hostport is None or not parts.hostname:
+        raise ValueError("the URL names no usable host: expected http(s)://HOST[:PORT][/PATH]")
+    port = hostport.group(2)
+    if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ValueError(f"port {port[:20]!r} is not a number from 1 to 65535")
     return value
 
 

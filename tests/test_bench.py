@@ -139,12 +139,19 @@ def test_custom_tasks_and_corpus(home, tmp_path, capsys):
         (["bench", "--tasks", "x.jsonl"], "--tasks and --corpus go together"),
         (["bench", "--tasks", "/nope/t.jsonl", "--corpus", "/nope/c.jsonl"], "file not found: /nope/t.jsonl"),
         (["bench", "--data", "/nope"], "not found"),
-        (["bench", "--limit", "0"], "--limit must be at least 1"),
     ],
 )
 def test_bench_bad_input(home, capsys, argv, msg):
     assert main(argv) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_bench_limit_below_one_is_a_usage_error(home, capsys):
+    """--limit's least value is checked as the flag is parsed (state/argtypes.py): one line, exit 2."""
+    with pytest.raises(SystemExit) as exited:
+        main(["bench", "--limit", "0"])
+    assert exited.value.code == 2
+    assert "argument --limit: must be 1 or more, not 0" in capsys.readouterr().err
 
 
 def test_oracle_stops_after_last_gold_round_and_counts_its_rounds_searches():

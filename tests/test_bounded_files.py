@@ -172,4 +172,5 @@ def test_the_monitors_subset_of_a_pipe_is_none_at_once(tmp_path):
     assert got == [None]
     tasks = tmp_path / "t.jsonl"
     tasks.write_text('{"id": "q1", "question": "a"}\r\n{"id": "q2", "question": "b"}\n')
-    assert _write_subset(str(tasks), {"q1"}, tmp_path / "o.jsonl").read_text() == '{"id": "q1", "question": "a"}\n'
+    subset = _write_subset(str(tasks), {"q1"}, tmp_path / "o.jsonl")
+    assert subset is not None and subset.read_text() == '{"id": "q1", "question": "a"}\n'

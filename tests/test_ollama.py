@@ -519,8 +519,10 @@ def test_bench_real_model_needs_a_model(home, capsys):
 def test_bench_real_model_bad_claim_counts_and_a_missing_claims_file_are_one_line(home, tmp_path, capsys):
     """Bad input before any session: a negative count, and claims asked of a data folder without them."""
     argv = ["bench", "real-model", "--model", "ollama:qwen-test", "--ollama-host", "http://127.0.0.1:9"]
-    assert main([*argv, "--false-claims", "-1"]) == 2
-    assert "counts must be 0 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:  # a usage error, as the flag is parsed
+        main([*argv, "--false-claims", "-1"])
+    assert exited.value.code == 2
+    assert "argument --false-claims: must be 0 or more, not -1" in capsys.readouterr().err
     with OllamaServer(OllamaScript()) as server:
         argv[-1] = server.url
         assert main([*argv, "--data", str(tmp_path), "--musique", "0", "--hotpotqa", "0", "--webq", "0"]) == 2

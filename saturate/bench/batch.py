@@ -24,6 +24,7 @@ from saturate.graph import storage
 from saturate.graph.batch import run_batch
 from saturate.graph.paths import eval_data, home_dir
 from saturate.sources import make_source
+from saturate.state.argtypes import positive_int
 from saturate.state.errors import BadInput
 from saturate.state.settings import load_settings
 
@@ -33,7 +34,9 @@ TARGET_SPEEDUP = 1.8
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
-    p.add_argument("--sessions", type=int, default=300, help="tasks per cell (musique questions repeated; default 300)")
+    p.add_argument(
+        "--sessions", type=positive_int, default=300, help="tasks per cell (musique questions repeated; default 300)"
+    )
     p.add_argument("--workers", default="1,2,4", help="worker counts to run (default 1,2,4)")
     p.add_argument("--backends", default="sqlite,postgres", help="sqlite, postgres or both (default: sqlite,postgres)")
     p.add_argument(

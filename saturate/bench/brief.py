@@ -38,6 +38,7 @@ from saturate.nodes.reading.brief import build_brief
 from saturate.nodes.reading.parts import question_parts
 from saturate.nodes.reading.reader import shipped_reader
 from saturate.nodes.reading.slots import result_texts
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -102,8 +103,8 @@ def mean(rows: list[dict], key: str) -> float | None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=None, help="folder holding hotpotqa/ (default: $SATURATE_EVAL_DATA)")
-    p.add_argument("--limit", type=int, help="only the first N questions of each set")
-    p.add_argument("--seed", type=int, default=1, help="base seed (question i uses seed+i)")
+    p.add_argument("--limit", type=positive_int, help="only the first N questions of each set")
+    p.add_argument("--seed", type=non_negative_int, default=1, help="base seed (question i uses seed+i)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 

@@ -34,6 +34,7 @@ from saturate.graph.api import research, session_state
 from saturate.graph.paths import eval_data_if_named
 from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
+from saturate.state.argtypes import non_negative_float, positive_int
 from saturate.state.records import ACCEPTED
 
 JUDGE_NODES = ("plan", "novelty", "fill")
@@ -144,8 +145,10 @@ def run(args) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", type=int, default=10, help="questions per method (default 10)")
-    p.add_argument("--latency-ms", type=float, default=50.0, help="scripted model latency per call (default 50)")
+    p.add_argument("--tasks", type=positive_int, default=10, help="questions per method (default 10)")
+    p.add_argument(
+        "--latency-ms", type=non_negative_float, default=50.0, help="scripted model latency per call (default 50)"
+    )
     p.add_argument("--json", action="store_true")
 
 

@@ -64,6 +64,7 @@ from saturate.graph.build_multi import build_multi_graph
 from saturate.graph.paths import eval_data
 from saturate.graph.workers import spawning_deaf
 from saturate.sources import open_sources, resolve_specs
+from saturate.state.argtypes import non_negative_float, non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.multi_state import initial_multi_state
@@ -389,11 +390,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--limit",
-        type=int,
+        type=non_negative_int,
         default=DEFAULT_LIMIT,
         help=f"the first N tasks of each set (default {DEFAULT_LIMIT}; 0: all)",
     )
-    p.add_argument("--seed", type=int, default=1, help="base seed of the single loop (task i uses seed+i)")
+    p.add_argument("--seed", type=non_negative_int, default=1, help="base seed of the single loop (task i uses seed+i)")
     p.add_argument(
         "--sources",
         default=DEFAULT_SOURCES,
@@ -407,12 +408,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--latency-ms",
-        type=float,
+        type=non_negative_float,
         default=DEFAULT_LATENCY_MS,
         help=f"every search of every source waits this long first (default {DEFAULT_LATENCY_MS:g}; 0: none)",
     )
     p.add_argument(
-        "--jobs", type=int, default=DEFAULT_JOBS, help=f"worker processes (default {DEFAULT_JOBS}; 1: this process)"
+        "--jobs",
+        type=positive_int,
+        default=DEFAULT_JOBS,
+        help=f"worker processes (default {DEFAULT_JOBS}; 1: this process)",
     )
     p.add_argument("--json", action="store_true", help="print JSON: {set: {single, scenarios: {name: {multi, bar}}}}")
 

@@ -34,6 +34,7 @@ from saturate.graph.embeddings import resolve_embeddings
 from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes.reading.extractive import NOT_ANSWERED
 from saturate.nodes.reading.slots import result_texts
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -115,8 +116,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--corpus", type=Path, help="a corpus file (JSONL) instead of the embedded corpus")
     p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--seed", type=int, default=1, help="base seed (question i uses seed+i)")
+    p.add_argument("--limit", type=positive_int, help="only the first N questions")
+    p.add_argument("--seed", type=non_negative_int, default=1, help="base seed (question i uses seed+i)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 

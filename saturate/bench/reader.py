@@ -46,6 +46,7 @@ from saturate.nodes.reading.extractive import NOT_ANSWERED
 from saturate.nodes.reading.question import stems
 from saturate.nodes.reading.reader import shipped_reader
 from saturate.nodes.reading.slots import result_texts
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -216,11 +217,11 @@ def tasks_of(name: str, data: Path, limit: int | None) -> list[dict]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
     p.add_argument("--set", choices=SETS, action="append", help="only these sets (repeatable)")
-    p.add_argument("--limit", type=int, help="only the first N questions of each set")
+    p.add_argument("--limit", type=positive_int, help="only the first N questions of each set")
     p.add_argument(
         "--everyday", action="store_true", help="also the 20 everyday questions (saturate/bench/everyday.jsonl)"
     )
-    p.add_argument("--seed", type=int, default=1, help="base seed (question i uses seed+i)")
+    p.add_argument("--seed", type=non_negative_int, default=1, help="base seed (question i uses seed+i)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 

@@ -59,6 +59,7 @@ from saturate.graph.models import resolve_chat_model
 from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes._model import ModelUsage
 from saturate.sources.replay import ReplaySource, load_claims
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -195,10 +196,12 @@ def summarize(runs: list[Run]) -> dict:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
     for name, default in zip(SETS, DEFAULT_COUNTS):
-        p.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"first N {name} questions (0: none)")
+        p.add_argument(
+            f"--{name}", type=non_negative_int, default=default, metavar="N", help=f"first N {name} questions (0: none)"
+        )
     p.add_argument(
         "--false-claims",
-        type=int,
+        type=non_negative_int,
         default=DEFAULT_FALSE_CLAIMS,
         metavar="N",
         help=f"first N false claims of factcheck/claims.jsonl, verified on their recorded hits (0: none; default "
@@ -206,7 +209,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--limit",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="at most N questions and claims in all (the sets in order, the claims last): a quick check",

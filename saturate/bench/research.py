@@ -52,6 +52,7 @@ from saturate.monitor.harness import task_recalls
 from saturate.monitor.score import regression_pass_rate
 from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.files import bounded_lines
 from saturate.state.graph_state import initial_state
@@ -530,6 +531,7 @@ def plot(results: dict[str, dict], path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # as every output path the user names (show --html, ...)
     fig.savefig(path, dpi=110)
 
 
@@ -548,8 +550,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="folder holding the sets (default: $SATURATE_EVAL_DATA)",
     )
-    p.add_argument("--limit", type=int, help="only the first N tasks of each set (a partial run: no monitor cycle)")
-    p.add_argument("--seed", type=int, default=1, help="base seed (task i uses seed+i)")
+    p.add_argument(
+        "--limit", type=positive_int, help="only the first N tasks of each set (a partial run: no monitor cycle)"
+    )
+    p.add_argument("--seed", type=non_negative_int, default=1, help="base seed (task i uses seed+i)")
     p.add_argument("--policy", action="append", choices=list(POLICIES), help="only these policies (a partial run)")
     p.add_argument(
         "--plot", type=Path, default=None, help="recall-vs-searches PNG (default: bench-recall.png in the data dir)"

@@ -33,6 +33,7 @@ from saturate.graph.paths import eval_data, home_dir
 from saturate.nodes.reading.slots import result_texts
 from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -89,8 +90,8 @@ def choose(rows: dict[str, dict]) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
     p.add_argument("--weights", default=",".join(map(str, WEIGHTS)), help="lexical weights to try (comma-separated)")
-    p.add_argument("--limit", type=int, help="only the first N tasks of each set")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--limit", type=positive_int, help="only the first N tasks of each set")
+    p.add_argument("--seed", type=non_negative_int, default=1)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(overrides={})
 

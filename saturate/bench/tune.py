@@ -45,6 +45,7 @@ from saturate.nodes.gate import decide_gate, stable_answer
 from saturate.nodes.reading import slots
 from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.slots import FEATURES, WEIGHTS, Reading, SlotScorer, anchors_of, fill_chains, result_texts
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.rng import new_rng
@@ -237,8 +238,10 @@ def top1(ts: list[Trajectory], weights: list[float]) -> float | None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", choices=SETS, action="append", help="a public set (default: both)")
     p.add_argument("--data", default=None, help="folder holding the sets (default: $SATURATE_EVAL_DATA)")
-    p.add_argument("--limit", type=int, help="only the first N tasks of each set")
-    p.add_argument("--seed", type=int, default=1, help="base seed (task i uses seed+i, as saturate bench does)")
+    p.add_argument("--limit", type=positive_int, help="only the first N tasks of each set")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=1, help="base seed (task i uses seed+i, as saturate bench does)"
+    )
     p.add_argument("--slots", action="store_true", help="also fit the slot filler's weights (listwise, on A)")
     p.add_argument("--fill-p", action="store_true", help=f"also try the slot filler's threshold at {FILL_P}")
     p.add_argument(

@@ -47,6 +47,7 @@ from saturate.graph.paths import eval_data
 from saturate.nodes.reading.stance import PARTIAL_FROM, REFUTE_CONTEXT, RELATION_FROM, SUPPORT_FROM, align, stance_of
 from saturate.nodes.reading.verdict import PROFILES, VerifyRules, decide_from_history
 from saturate.sources.replay import ReplaySource, load_claims
+from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.records import EvidenceHit
@@ -389,11 +390,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="claims file (default: factcheck/claims.jsonl in the evaluation data, $SATURATE_EVAL_DATA)",
     )
-    p.add_argument("--limit", type=int, help="only the first N claims")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=positive_int, help="only the first N claims")
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument(
         "--cv",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="K",
         help="also K-fold cross-validation of the decision rule's values and the heuristic stance's thresholds",

@@ -37,6 +37,7 @@ from saturate.cli.output import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    OutputNotWritten,
     damaged_file_problem,
     database_problem,
     disk_problem,
@@ -153,6 +154,9 @@ def _run(args: argparse.Namespace) -> int:
     except BadInput as exc:
         say(f"saturate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OutputNotWritten as exc:  # a report that did not fit on the disk: exit 1, said of the file
+        say(f"saturate: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except BrokenPipeError:  # `saturate ... | head`: the reader left; stop quietly, as a shell tool does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's exit flush would raise again on the closed pipe

@@ -22,6 +22,12 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose r
 EXIT_FAILED = 1
 
 
+class OutputNotWritten(Exception):
+    """A file the user named for output (``show --html``) could not be written for want of space: exit 1, a full
+    disk as everywhere, but with a line that says so of the file, not the full-disk line's "resume the session"
+    (the session was only read; nothing of it is lost)."""
+
+
 def disk_problem(exc: BaseException) -> str | None:
     """A one-line message for a full disk or a failing one (SQLite's or the OS's word for it), else None.
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from saturate.cli import batch, bench, monitor
 from saturate.cli.output import EXIT_BAD_INPUT
 from saturate.cli.settings import add_setting_flags
+from saturate.state.argtypes import port_number
 from saturate.state.text import did_you_mean
 
 DESCRIPTION = "Research a task in search rounds until the results stop being new."
@@ -155,8 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-source",
         action="append",
         default=[],
-        metavar="VALUE",
-        help="a `source` or `sources` value clients may choose (repeatable; default: none, the server's own)",
+        metavar="KIND",
+        help="a source kind clients may choose as `source` (repeatable or comma-separated; a value that is no source "
+        "kind is refused at start; default: none, the server's own)",
     )
     mc.add_argument(
         "--token",
@@ -299,14 +301,3 @@ def _add_fork_parser(sub) -> None:
     out.add_argument("--quiet", action="store_true", help="print only the answer")
     f.add_argument("--events", action="store_true", help="write live progress as JSON lines on stderr")
     add_setting_flags(f)
-
-
-def port_number(text: str) -> int:
-    """A TCP port (1-65535), else argparse's one-line error."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text[:40]!r}") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, not {port}")
-    return port

@@ -10,7 +10,7 @@ import sys
 from datetime import datetime
 
 from saturate.cli.multi import show as show_multi
-from saturate.cli.output import print_json, round_block, say
+from saturate.cli.output import OutputNotWritten, print_json, round_block, say
 from saturate.state.errors import BadInput
 from saturate.state.settings import Settings
 from saturate.state.text import printable
@@ -90,15 +90,19 @@ def show_extras(args: argparse.Namespace) -> int | None:
 
 def _written(target: str, write):
     """``write()``'s path; an output path the user named that cannot be written (a folder, /proc/version, a
-    read-only place) is bad input — one line, exit 2 — except a full disk (exit 1, as everywhere)."""
+    read-only place) is bad input — one line, exit 2 — except a full disk (exit 1, as everywhere, with a line about
+    the file: the session is finished or paused, not to be resumed for it). Missing folders of the path are made
+    (each writer does, as ``graph --out`` and ``batch --out`` do)."""
     import errno
 
     try:
         return write()
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise
-        raise BadInput(f"cannot write {printable(str(target))}: {exc.strerror or exc}") from None
+        why = f"cannot write {printable(str(target))}: {exc.strerror or exc}"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            again = "the session is unchanged — free some space and run the command again"
+            raise OutputNotWritten(f"{why}; {again}") from None
+        raise BadInput(why) from None
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -232,6 +236,29 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
+def check_can_listen(host: str, port: int) -> None:
+    """BadInput in one line when ``host:port`` cannot be listened on (a port in use, an address not of this machine,
+    a privileged port): uvicorn found out only after start-up, logged it over several lines and exited 3, the code
+    that means "every search failed". The socket is closed again at once; uvicorn binds it next (SO_REUSEADDR on
+    both, as uvicorn sets it)."""
+    import errno
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+    except socket.gaierror as err:
+        raise BadInput(f"--host {host[:60]!r}: not an address of this machine ({err.strerror})") from None
+    except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            raise BadInput(
+                f"port {port} is in use on {host}: stop what listens there, or choose another --port"
+            ) from None
+        raise BadInput(f"cannot listen on {host} port {port}: {err.strerror or err}") from None
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     """``saturate mcp``: the MCP server (saturate/mcp.py), over stdio or, with ``--http``, streamable HTTP."""
     # heavy: the MCP SDK, LangGraph and LangChain, imported when the server starts
@@ -239,9 +266,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import os
     import secrets
 
-    from saturate.mcp import build_server
+    from saturate.mcp import build_server, check_allowed_sources
 
-    allowed = frozenset(v.strip() for v in args.allow_source if v.strip())
+    allowed = check_allowed_sources(args.allow_source)
     if not args.http:
         build_server(home=args.home, allowed_sources=allowed).run("stdio")
         return 0
@@ -256,6 +283,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         )
     if args.no_token and not loopback:
         raise BadInput("--no-token is only for a loopback --host (127.0.0.1, ::1, localhost)")
+    check_can_listen(host, args.port)
     token = None if args.no_token else (args.token or os.environ.get("SATURATE_MCP_TOKEN") or None)
     generated = token is None and not args.no_token
     if generated:

@@ -37,6 +37,7 @@ from saturate.bench.perf.throughput import bench_sessions
 from saturate.bench.perf.vectors import bench_hybrid_sessions, bench_vector_build, bench_vector_search
 from saturate.sources import open_wiki
 from saturate.state.errors import BadInput
+from saturate.state.files import user_path
 
 DESCRIPTION = "Performance benchmark: fifteen figures, each measured against a baseline in the same run."
 
@@ -149,12 +150,12 @@ def _measure(work: Path, p: dict, shared: dict, only: list[str]) -> list[Figure]
 def work_folder(workdir: str) -> Path:
     """``--workdir`` made (or found) as a folder; BadInput, one line, when it cannot be: an existing file or
     device (``--workdir /dev/null``), a parent that is not a folder, no permission."""
+    work = user_path(workdir, "--workdir", BadInput, resolve=True)  # ~name of no user, a link loop: one line
     try:
-        work = Path(workdir).expanduser().resolve()
         work.mkdir(parents=True, exist_ok=True)  # FileExistsError when work is anything but a folder
     except FileExistsError:
         raise BadInput(f"--workdir {workdir} exists and is not a folder; it takes a folder") from None
-    except (OSError, RuntimeError) as exc:  # RuntimeError: resolve() met a link loop (Python before 3.13)
+    except OSError as exc:
         raise BadInput(f"--workdir {workdir} cannot be used ({getattr(exc, 'strerror', None) or exc})") from None
     return work
 

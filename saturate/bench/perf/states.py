@@ -44,6 +44,7 @@ from saturate.bench.perf.vectors import session_questions
 from saturate.graph.build import build_graph
 from saturate.graph.session import open_checkpointer
 from saturate.sources import SqlitePageStore, open_wiki
+from saturate.state.argtypes import positive_int
 from saturate.state.context import Context
 from saturate.state.graph_state import initial_state
 from saturate.state.settings import load_settings
@@ -99,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("out", help="where the digests are written (JSON)")
     parser.add_argument("--against", help="digests written before: every session that differs is named")
-    parser.add_argument("--sessions", type=int, default=60, help="questions of the sessions and fixed ways (60)")
+    parser.add_argument(
+        "--sessions", type=positive_int, default=60, help="questions of the sessions and fixed ways (60)"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer reader questions")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="saturate-states-") as tmp:
