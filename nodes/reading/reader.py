@@ -48,6 +48,12 @@ SHA256_FILE = MODEL_DIR / "reader.sha256"  # sha256sum lines of the three files 
 # it, 5.7 -> 20.6 ms, and a session's peak memory rose 375 -> 452 MB.)
 DISABLED_OPTIMIZERS = ("ConstantFolding",)
 CANDIDATES = 24  # sentences read per question (the best by shared words)
+# of them, at most this many from one source before any source's next: the answer shows up to three sentences, and
+# a session's first sources could take all 24 reads while a later one answered (eleven presidents' summaries before
+# George Washington's, the twelfth source, for "Who was the first President of the United States?"). Chosen on half
+# A of `saturate bench reader` among 1, 2, 3 and no limit (`right`, the three sets weighing the same: 1.473, 1.515,
+# 1.525, 1.489; docs/reader.md): webq's answer hit 0.277 -> 0.293 (2 gave 0.320 and read Washington's, but A chose 3)
+PER_SOURCE = 3
 BATCH = 1  # pairs the model reads in one run: one, so that a score never depends on its neighbours (above)
 MIN_SENTENCE_CHARS = 20
 PAGE_CHARS = 8000  # text read per source (snippet + enriched page or corpus document)
@@ -172,11 +178,16 @@ def readable_sentences(text: str) -> Iterator[tuple[int, str, str]]:
 
 
 def candidates(
-    question: str, docs: list[tuple[str, str]], limit: int = CANDIDATES, prior: Prior | None = None
+    question: str,
+    docs: list[tuple[str, str]],
+    limit: int = CANDIDATES,
+    prior: Prior | None = None,
+    per_source: int | None = PER_SOURCE,
 ) -> list[Candidate]:
     """The sentences of ``docs`` ((title, text) each) most worth reading for ``question``; the first ``limit``. A
     sentence is read once however many sources repeat it. Ranked by ``prior`` (the shipped reader's learned order)
-    when given, else by the idf-weighted share of the question's words they (or their source's title) contain; ties
+    when given — then at most ``per_source`` of one source come before any source's next (``spread``; None: no
+    limit) —, else by the idf-weighted share of the question's words they (or their source's title) contain; ties
     by source and sentence order."""
     q = stems(question)
     pool: list[tuple[int, int, str, str, frozenset[str], frozenset[str], frozenset[str]]] = []
@@ -207,8 +218,21 @@ def candidates(
             (-round(prior.score(candidate_features(kind, q, c.doc, c.order, c.overlap, c.text, own, ts)), 9), c)
             for c, own, ts in scored
         ]
-        ranked = [c for _, c in sorted(keyed, key=lambda t: (t[0], t[1].doc, t[1].order))]
+        ranked = spread([c for _, c in sorted(keyed, key=lambda t: (t[0], t[1].doc, t[1].order))], per_source)
     return ranked[:limit]
+
+
+def spread(ranked: list[Candidate], per_source: int | None) -> list[Candidate]:
+    """``ranked`` with each source's first ``per_source`` sentences (in their rank) before any source's next ones,
+    which follow in their rank: the sentences read come from more sources."""
+    if per_source is None:
+        return ranked
+    seen: dict[int, int] = {}
+    first, later = [], []
+    for c in ranked:
+        seen[c.doc] = seen.get(c.doc, 0) + 1
+        (first if seen[c.doc] <= per_source else later).append(c)
+    return first + later
 
 
 class ReaderUnavailable(RuntimeError):

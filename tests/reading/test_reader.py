@@ -15,6 +15,7 @@ from saturate.nodes.reading.reader import (
     LEVELS_FILE,
     MODEL_DIR,
     MODEL_FILE,
+    PER_SOURCE,
     SHA256_FILE,
     TOKENIZER_FILE,
     Candidate,
@@ -22,6 +23,7 @@ from saturate.nodes.reading.reader import (
     ReaderUnavailable,
     candidates,
     shipped_reader,
+    spread,
 )
 
 MONA = "Who painted the Mona Lisa?"
@@ -109,6 +111,47 @@ def test_the_shipped_reader_reads_in_its_learned_order_the_answer_first_of_many(
     assert len(learned) == len(by_words) == CANDIDATES
     assert "1989" not in " ".join(c.text for c in by_words)  # thirty sentences share more of the question's words
     assert "1989" in " ".join(c.text for c in learned)
+
+
+def test_spread_puts_each_sources_first_sentences_before_any_sources_next_in_their_rank():
+    ranked = [
+        Candidate(d, o, f"t{d}", f"s{d}.{o}") for d, o in [(0, 0), (0, 1), (0, 2), (1, 0), (0, 3), (2, 0), (1, 1)]
+    ]
+    assert [(c.doc, c.order) for c in spread(ranked, 2)] == [(0, 0), (0, 1), (1, 0), (2, 0), (1, 1), (0, 2), (0, 3)]
+    assert [(c.doc, c.order) for c in spread(ranked, 1)][:3] == [(0, 0), (1, 0), (2, 0)]
+    assert spread(ranked, None) == ranked
+
+
+def test_the_learned_order_reads_more_sources_where_the_first_sources_have_many_sentences():
+    # issue 43: for "Who was the first President of the United States?" the embedded corpus gave eleven presidents'
+    # summaries before George Washington's, and in the learned order their sentences took all 24 reads (with at most
+    # two a source, Washington's is read; at most three, chosen on half A, it is still not)
+    from saturate.sources.wiki import wiki_data_path, wiki_records
+
+    titles = [
+        "Abraham Lincoln",
+        "Woodrow Wilson",
+        "Theodore Roosevelt",
+        "Lyndon B. Johnson",
+        "John F. Kennedy",
+        "Donald Trump",
+        "Barack Obama",
+        "George W. Bush",
+        "Ronald Reagan",
+        "Richard Nixon",
+        "Ulysses S. Grant",
+        "George Washington",
+    ]
+    text = {r["title"]: r["text"] for r in wiki_records(wiki_data_path()) if r["title"] in titles}
+    docs = [(t, text[t]) for t in titles]
+    question = "Who was the first President of the United States?"
+    reader = shipped_reader()
+    learned = reader.candidates(question, docs)
+    unspread = candidates(question, docs, CANDIDATES, reader.prior, per_source=None)
+    assert len(learned) == len(unspread) == CANDIDATES
+    per_doc = [sum(c.doc == d for c in learned) for d in range(len(docs))]
+    assert max(per_doc) <= PER_SOURCE < max(sum(c.doc == d for c in unspread) for d in range(len(docs)))
+    assert {c.doc for c in learned} >= {c.doc for c in unspread}  # a source's fourth sentence gave way to another's
 
 
 def test_a_candidates_order_of_other_features_is_refused_with_a_clear_error(copy):
