@@ -218,27 +218,25 @@ def finished_ids(out: Path) -> set[str]:
 
 
 def _read_results(f, out: Path) -> tuple[set[str], int | None]:
-    """The done ids of the complete lines, and where a last line without a line break starts (None: none)."""
+    """The done ids of the complete lines, and where a last line without a line break starts (None: none); the first
+    line that is not blank is checked to be a result line (``_check_first``)."""
     ids: set[str] = set()
-    n = 0
+    first = True
     while True:
         at = f.tell()
         line = f.readline(MAX_RESULT_LINE_BYTES + 1)
         if not line:
             return ids, None
-        n += 1
-        if len(line) > MAX_RESULT_LINE_BYTES and not line.endswith(b"\n"):
-            if not _skip_line(f):  # the long line runs to the end of the file: a torn tail
-                return ids, _check_first(out, n, at, b"", torn=True)
-            _check_first(out, n, at, b"", torn=False)
+        long = len(line) > MAX_RESULT_LINE_BYTES and not line.endswith(b"\n")
+        torn = not _skip_line(f) if long else not line.endswith(b"\n")  # a long line torn where the file ends, too
+        if not long and not torn and not line.strip():  # a blank line (an empty file given a line break)
             continue
-        if not line.endswith(b"\n"):
-            return ids, _check_first(out, n, at, line, torn=True)
-        if not line.strip():  # a blank line (an empty file given a line break): not the first line that counts
-            n -= 1
-            continue
-        row = _result(line)
-        _check_first(out, n, at, line if row is not None else b"", torn=False)
+        if first:
+            _check_first(out, b"" if long else line, torn=torn)
+            first = False
+        if torn:
+            return ids, at
+        row = None if long else _result(line)
         if row is not None and row.get("status") == "done":
             ids.add(str(row.get("id")))
 
@@ -263,13 +261,11 @@ def _result(line: bytes) -> dict | None:
     return row if isinstance(row, dict) and {"id", "thread", "status"} <= row.keys() else None
 
 
-def _check_first(out: Path, n: int, at: int, line: bytes, *, torn: bool) -> int:
-    """``at``, after refusing a file whose first line is no result line (``line`` empty: not one) — a torn first
-    line must at least begin as one does (``{"id": ``): the file is someone else's, and is left as it is."""
-    if n != 1:
-        return at
+def _check_first(out: Path, line: bytes, *, torn: bool) -> None:
+    """Refuse a file whose first line is no result line (``line`` empty: too long to be one) — a torn first line
+    must at least begin as one does (``{"id": ``): the file is someone else's, and is left as it is."""
     if line and (_result(line) is not None or (torn and line[: len(RECORD_START)] == RECORD_START[: len(line)])):
-        return at
+        return
     raise InputError(
         f"--out {out} is not saturate's batch output (line 1 is no result line); it is left as it is — "
         "name a new file or the one a previous batch wrote"
