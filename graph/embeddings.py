@@ -41,14 +41,12 @@ import importlib
 import importlib.metadata
 import json
 import os
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 from langchain_core.stores import ByteStore, InMemoryByteStore
 from pydantic import SecretStr
@@ -61,6 +59,7 @@ from saturate.graph.model_servers import (
     protocol,
     served_name,
 )
+from saturate.sources import sqlite_file
 from saturate.sources.factory import Meaning
 from saturate.state.errors import BadInput
 from saturate.state.files import file_sha256, user_path
@@ -483,17 +482,14 @@ class SqliteByteStore(ByteStore):
         self.path, self.namespace = Path(path), namespace
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        # Setting WAL mode and creating the table take the database's write lock, and SQLite answers "database is
-        # locked" at once (no busy wait) to a connection switching the journal mode while another does: seen with
-        # eight connections opening together on a loaded machine. One at a time, across threads and processes.
-        with FileLock(self.path.parent / f".{self.path.name}.lock", timeout=60):
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT "
-                "NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID"
-            )
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        # WAL and the table set up one connection at a time, across threads and processes (sources/sqlite_file.py)
+        self._conn = sqlite_file.connect(
+            self.path,
+            "CREATE TABLE IF NOT EXISTS embeddings (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT "
+            "NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID",
+            synchronous="NORMAL",
+            busy_timeout_ms=30_000,
+        )
 
     def mget(self, keys: Sequence[str]) -> list[bytes | None]:
         found: dict[str, bytes] = {}

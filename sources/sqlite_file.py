@@ -26,7 +26,9 @@ BUSY_TIMEOUT_MS = 5000
 SETUP_LOCK_TIMEOUT_S = 60  # the setup lock is held for milliseconds: waiting this long means a stuck holder
 
 
-def connect(path: Path, schema: str, synchronous: str | None = None) -> sqlite3.Connection:
+def connect(
+    path: Path, schema: str, synchronous: str | None = None, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+) -> sqlite3.Connection:
     """An autocommit connection usable from any thread, WAL journal, busy timeout, ``schema`` applied.
 
     Shared across threads (callers hold their own lock) and processes (WAL + busy timeout).
@@ -34,12 +36,13 @@ def connect(path: Path, schema: str, synchronous: str | None = None) -> sqlite3.
     Switching a new file to WAL takes its write lock, and SQLite answers "database is locked" at once (no busy wait)
     to a connection switching the journal mode while another does: of two processes opening a new cache.db at the
     same moment, one got it in 24 of 200 tries (``saturate batch`` workers: that task's session failed). The setup
-    runs one process at a time, under ``.NAME.lock`` beside the file (as for embeddings.db, graph/embeddings.py).
+    runs one process at a time, under ``.NAME.lock`` beside the file (embeddings.db, seen failing so with eight
+    connections opening together on a loaded machine, opens through here too: graph/embeddings.py).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         with FileLock(path.with_name(f".{path.name}.lock"), timeout=SETUP_LOCK_TIMEOUT_S):
             db.execute("PRAGMA journal_mode = WAL")
             db.execute(schema)
