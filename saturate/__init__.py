@@ -57,6 +57,14 @@ except KeyboardInterrupt:
         raise
     _interrupted_early(2, None)  # SIGINT: `signal` itself may be what was loading
 
+# onnxruntime (the reader, the embedding model) sends telemetry from Linux and macOS since 1.29: a "ProcessInfo" event
+# (the system, the interpreter's path, ...) and session events to mobile.events.data.microsoft.com, a device id and an
+# offline queue of unsent events (3 MB here, growing) written under ~/.cache/Microsoft/DeveloperTools. A local
+# research tool keeps what it runs to itself: off unless the user says otherwise (ORT_DISABLE_TELEMETRY=0). It must be
+# set before onnxruntime is first loaded in the process (its decision is latched), so here, before anything of ours
+# can load it; a program that loaded onnxruntime before saturate keeps its own choice (docs/security.md).
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 import importlib  # noqa: E402  (after the command's Ctrl-C handler: see above)
 from typing import TYPE_CHECKING, Any  # noqa: E402
 

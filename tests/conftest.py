@@ -59,6 +59,8 @@ def child_env(home: Path | str, *, drop: tuple[str, ...] = (), **extra: str) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SATURATE_", *drop))}
     env["SATURATE_HOME"] = str(home)
     env.update(_eval_env())
+    if _MODEL_CACHE:
+        env["SATURATE_MODEL_CACHE"] = str(_MODEL_CACHE[0])
     under_fixture = os.environ.get("SATURATE_HOME") == str(home)
     if not under_fixture or "SATURATE_RETRIEVAL" in os.environ:
         env["SATURATE_RETRIEVAL"] = "lexical"
@@ -70,20 +72,28 @@ def child_env(home: Path | str, *, drop: tuple[str, ...] = (), **extra: str) -> 
 SUITE_KNOBS = frozenset({"SATURATE_CHROMIUM", "SATURATE_FUZZ_N", "SATURATE_LLAMA_MODEL", "SATURATE_LLAMA_PYTHON"})
 
 
+# The folder of the ONNX models' optimised graphs (state/onnx_cache.py) for this run: one per run (per xdist worker),
+# never the user's ~/.cache, and not one per test (each test's home would hold 113 MB and optimise again).
+_MODEL_CACHE: list[Path] = []
+
+
 def _clear_saturate_env(mp: pytest.MonkeyPatch) -> None:
     """The caller's SATURATE_* out of the environment (its settings, its SATURATE_HOME), but the suite's knobs; the
-    evaluation data as the tests find it (``EVAL_DATA``)."""
+    evaluation data as the tests find it (``EVAL_DATA``); the run's folder of optimised models."""
     for key in list(os.environ):
         if key.startswith("SATURATE_") and key not in SUITE_KNOBS:
             mp.delenv(key)
     for key, value in _eval_env().items():
         mp.setenv(key, value)
+    if _MODEL_CACHE:
+        mp.setenv("SATURATE_MODEL_CACHE", str(_MODEL_CACHE[0]))
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _run_home(tmp_path_factory):
     """The module and session fixtures (set up before a test's own fixtures) run in a data directory of this run's,
     never in the user's."""
+    _MODEL_CACHE[:] = [tmp_path_factory.mktemp("model-cache")]
     with pytest.MonkeyPatch.context() as mp:
         _clear_saturate_env(mp)
         mp.setenv("SATURATE_HOME", str(tmp_path_factory.mktemp("run-home")))

@@ -32,10 +32,13 @@ def test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder(tmp_p
 def test_a_test_run_leaves_the_users_data_folder_untouched(tmp_path):
     """The suite run (in part) with SATURATE_HOME and XDG_DATA_HOME naming the user's folders: a session without
     the ``home`` fixture (above), the test that once wrote there (research_multi without ``home``) and one with
-    ``home``; both folders are still absent afterwards."""
+    ``home``; both folders, and the user's folders of optimised models, are still absent afterwards."""
     user_home, xdg = tmp_path / "user-saturate-home", tmp_path / "user-xdg"
+    user_cache, xdg_cache = tmp_path / "user-model-cache", tmp_path / "user-xdg-cache"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(SATURATE_HOME=str(user_home), XDG_DATA_HOME=str(xdg), SATURATE_MAX_ROUNDS="1")
+    # and the folders of the models' optimised graphs (state/onnx_cache.py): the run keeps its own
+    env.update(SATURATE_MODEL_CACHE=str(user_cache), XDG_CACHE_HOME=str(xdg_cache))
     tests = [
         "tests/test_harness.py::test_a_session_without_the_home_fixture_writes_in_the_tests_own_folder",
         "tests/test_multi_parts.py::test_leads_are_names_never_links_or_instructions_and_shown_text_has_no_link",
@@ -50,7 +53,8 @@ def test_a_test_run_leaves_the_users_data_folder_untouched(tmp_path):
         timeout=600,
     )
     assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
-    assert not user_home.exists() and not xdg.exists(), sorted(str(p) for p in tmp_path.rglob("*"))
+    left = [p for p in (user_home, xdg, user_cache, xdg_cache) if p.exists()]
+    assert not left, sorted(str(p) for p in tmp_path.rglob("*"))
 
 
 def test_no_evaluation_data_skips_and_data_without_the_file_fails(tmp_path):

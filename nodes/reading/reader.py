@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from saturate.nodes.reading.question import split_sentences, stems
+from saturate.state import onnx_cache
 
 MODEL_DIR = Path(__file__).parent / "model"
 MODEL_FILE = MODEL_DIR / "reader.onnx"
@@ -299,21 +300,29 @@ class Reader:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            options = ort.SessionOptions()
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            options.log_severity_level = 3
-            # not spinning: see graph/embeddings.py::_session (spinning threads took the CPU from the rest of a round)
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-            # one thread: a run reads one pair (BATCH) of some fifty tokens, too little to share between threads; two
-            # threads (onnxruntime's default on 2 cores) cost 28% more CPU at the same wall time, the scores bit for
-            # bit the same (3 questions x 60 sentences); and a batch's sessions, each in its own thread, read at once
-            options.intra_op_num_threads = 1
-            self._session = ort.InferenceSession(
+            def options():
+                options = ort.SessionOptions()
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                options.log_severity_level = 3
+                # not spinning: see graph/embeddings.py::_session (spinning threads took the CPU from the rest of a
+                # round)
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+                # one thread: a run reads one pair (BATCH) of some fifty tokens, too little to share between
+                # threads; two threads (onnxruntime's default on 2 cores) cost 28% more CPU at the same wall time,
+                # the scores bit for bit the same (3 questions x 60 sentences); and a batch's sessions, each in its
+                # own thread, read at once
+                options.intra_op_num_threads = 1
+                return options
+
+            # the optimised graph of a model whose sha256 was checked is kept on disk (state/onnx_cache.py: 25 ms
+            # of CPU a process); the bytes are still read and checked above, so a damaged file is still refused
+            self._session = onnx_cache.inference_session(
                 model_raw,
-                sess_options=options,
-                providers=["CPUExecutionProvider"],
-                disabled_optimizers=list(DISABLED_OPTIMIZERS),
+                options,
+                name="reader",
+                sha256=want.get(MODEL_FILE.name) if check_sha else None,
+                disabled_optimizers=DISABLED_OPTIMIZERS,
             )
             _release_model_bytes(self._session)
             self._tokenizer = Tokenizer.from_str(tok_raw.decode("utf-8"))
