@@ -11,6 +11,7 @@ or reads a session goes through here, whichever mode it is.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import shutil
@@ -27,6 +28,7 @@ from typing import Any
 
 from filelock import FileLock
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -123,56 +125,97 @@ def _sessions_db_problem(
 
 class DamagedSessionError(SessionsDbError):
     """One session's stored rows (a checkpoint, its metadata or a pending write) no longer decode although
-    sessions.db itself is sound: named with what is damaged, left as it is, and the other sessions stay readable."""
+    the database itself is sound (sessions.db, or the PostgreSQL database): named with what is damaged, left as it
+    is, and the other sessions stay readable."""
 
-    def __init__(self, thread_id: Any, what: str, path: Path | None = None) -> None:
+    def __init__(self, thread_id: Any, what: str, path: Path | str | None = None, backup: str = "sessions.db") -> None:
         self.thread_id = thread_id
         self.what = what
         where = f" in {path}" if path is not None else ""
         super().__init__(
             f"session {printable(str(thread_id))!r}{where} is damaged: {what}; it is left as it is and the other "
-            "sessions are unaffected (`saturate runs` lists them) — restore sessions.db from a backup to get it back"
+            f"sessions are unaffected (`saturate runs` lists them) — restore {backup} from a backup to get it back"
         )
 
 
-class CheckedSqliteSaver(SqliteSaver):
-    """``SqliteSaver`` whose reads turn a row that does not decode into ``DamagedSessionError``, so every reader
-    (show, runs, resume, checkpoints, fork, prune, the report, MCP) names the session instead of a traceback from
-    deep inside LangGraph. Only failures outside SQLite are caught: a damaged *file* still raises sqlite3's error,
-    which the commands report as a damaged file."""
+class CheckedReads(BaseCheckpointSaver):
+    """A checkpointer whose reads (``get_tuple``, ``list``) turn a row that does not decode into
+    ``DamagedSessionError``, so every reader (show, runs, resume, checkpoints, fork, prune, the report, MCP) names
+    the session instead of a traceback from deep inside LangGraph. Mixed in before LangGraph's saver
+    (``CheckedSqliteSaver``, ``CheckedPostgresSaver``): only failures outside the database are caught; its own
+    errors (``database_error``: a damaged file, a server gone) are raised as they are, for the commands' handling."""
 
-    path: Path | None = None  # the user's sessions.db (not a private read-only copy), for the message
+    path: Path | str | None = None  # where the sessions are, for the message (sessions.db, a masked URL)
+    backup: str = "sessions.db"  # what to restore from a backup, for the message
+
+    def database_error(self, err: BaseException) -> bool:
+        """Whether ``err`` is the database's own failure rather than a row that does not decode."""
+        raise NotImplementedError
 
     def get_tuple(self, config: RunnableConfig):
         try:
             tup = super().get_tuple(config)
-        except sqlite3.Error:
-            raise
         except Exception as err:  # decoding this thread's rows (msgpack, JSON): nothing else runs here
+            if self.database_error(err):
+                raise
             raise self.damaged(config, err) from None
         return self.checked(tup) if tup is not None else None
 
     def list(self, config, **kwargs):
+        rows = super().list(config, **kwargs)
         try:
-            for tup in super().list(config, **kwargs):
+            for tup in rows:
                 yield self.checked(tup)
-        except (sqlite3.Error, DamagedSessionError):
-            raise
         except Exception as err:  # a row of the history that does not decode
+            if isinstance(err, DamagedSessionError) or self.database_error(err):
+                raise
             raise self.damaged(config, err) from None
+        finally:
+            close = getattr(rows, "close", None)  # LangGraph's generator, holding its cursor (and on PostgreSQL the
+            if close is not None:  # saver's lock and a pooled connection): let go at once, not when collected
+                close()
 
     def checked(self, tup):
         """The tuple if its parts have the shapes LangGraph reads (a random blob may decode to an int), else
         ``DamagedSessionError``."""
         problem = checkpoint_shape_problem(tup)
         if problem:
-            raise DamagedSessionError(tup.config["configurable"].get("thread_id"), problem, self.path)
+            raise DamagedSessionError(tup.config["configurable"].get("thread_id"), problem, self.path, self.backup)
         return tup
 
     def damaged(self, config, err: BaseException) -> DamagedSessionError:
         thread = ((config or {}).get("configurable") or {}).get("thread_id", "?")
         text = " ".join(str(err).split())[:160] or "no detail"
-        return DamagedSessionError(thread, f"its checkpoints cannot be read ({type(err).__name__}: {text})", self.path)
+        what = f"its checkpoints cannot be read ({type(err).__name__}: {text})"
+        return DamagedSessionError(thread, what, self.path, self.backup)
+
+
+class CheckedSqliteSaver(CheckedReads, SqliteSaver):
+    """``SqliteSaver`` with ``CheckedReads``: a damaged *file* still raises sqlite3's error, which the commands
+    report as a damaged file."""
+
+    path: Path | None = None  # the user's sessions.db (not a private read-only copy), for the message
+
+    def database_error(self, err: BaseException) -> bool:
+        return isinstance(err, sqlite3.Error)
+
+
+@functools.cache
+def checked_postgres_saver() -> type[BaseCheckpointSaver]:
+    """``PostgresSaver`` with ``CheckedReads`` (the class is made on first use: the postgres extra is optional).
+    psycopg's errors are the database's (the server gone, a pool timeout: the commands say so and how to go on),
+    but for its ``DataError``: the server's own refusal of a damaged row's value (``jsonb_each_text`` on a
+    checkpoint whose ``channel_versions`` is no longer an object), which is damage."""
+    psycopg = storage.psycopg_module()
+    from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
+
+    class CheckedPostgresSaver(CheckedReads, PostgresSaver):
+        backup = "the database"
+
+        def database_error(self, err: BaseException) -> bool:
+            return isinstance(err, psycopg.Error) and not isinstance(err, psycopg.DataError)
+
+    return CheckedPostgresSaver
 
 
 def checkpoint_shape_problem(tup) -> str | None:
@@ -209,7 +252,8 @@ def open_checkpointer(
     """
     url = storage.database_url(database_url)
     if url:
-        with storage.postgres_saver(url) as saver:
+        with storage.postgres_saver(url, checked_postgres_saver()) as saver:
+            saver.path = storage.where(url, home)  # the URL, its password masked
             yield saver
         return
     home = home_dir(home, create=not readonly)

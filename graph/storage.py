@@ -182,18 +182,19 @@ def lock_key(name: str) -> int:
 
 
 @contextmanager
-def postgres_saver(url: str) -> Iterator[Any]:
-    """A ``PostgresSaver`` over this process's pool for ``url``."""
+def postgres_saver(url: str, saver_class: type | None = None) -> Iterator[Any]:
+    """A ``PostgresSaver`` (or ``saver_class``, a subclass of it) over this process's pool for ``url``."""
     psycopg, _, _, PostgresSaver = _driver()
     try:
         conn_pool = pool(url)
     except psycopg.Error as err:  # lost between the probe and the setup
         raise unreachable(url, err) from None
-    yield PostgresSaver(conn_pool)
+    yield (saver_class or PostgresSaver)(conn_pool)
 
 
 def is_postgres(saver: Any) -> bool:
-    return type(saver).__module__.startswith("langgraph.checkpoint.postgres")
+    """Whether ``saver`` is LangGraph's ``PostgresSaver`` or a subclass of it (saturate's checked one)."""
+    return any(cls.__module__.startswith("langgraph.checkpoint.postgres") for cls in type(saver).__mro__)
 
 
 def latest_threads(saver: Any) -> list[str]:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import LiteralString
 
 import pytest
 
@@ -312,3 +313,158 @@ def test_a_server_lost_mid_session_is_one_line_without_the_drivers_log(pg, tmp_p
     assert proc.wait(timeout=60) == 1, rest
     assert [line for line in rest.splitlines() if not line.startswith("round ")] == [rest.strip().splitlines()[-1]]
     assert rest.strip().splitlines()[-1].startswith("saturate: error: PostgreSQL at ") and "resume lost" in rest
+
+
+# --- damaged rows --------------------------------------------------------------------------------------------
+
+# tests/test_damaged_rows.py's cases as they arise in PostgresSaver's tables (what is damaged, the SQL that damages
+# thread t1's rows): the checkpoint and its metadata are JSONB (no garbage bytes fit there; a JSON that decodes to
+# an int, a step that is not a number, or channel versions that are not an object, which the server's own query
+# refuses with a DataError), the channel values and pending writes are msgpack blobs beside them
+PG_DAMAGE: dict[str, LiteralString] = {
+    "checkpoint-int": "UPDATE checkpoints SET checkpoint = '5' WHERE thread_id = 't1'",
+    "channel-versions": """UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{channel_versions}', '"x"')
+        WHERE thread_id = 't1'""",
+    "metadata-step": """UPDATE checkpoints SET metadata = '{"step": "x"}' WHERE thread_id = 't1'""",
+    "blob-truncated": "UPDATE checkpoint_blobs SET blob = '\\xda00' WHERE thread_id = 't1'",
+    "blob-type-pickle": "UPDATE checkpoint_blobs SET type = 'pickle' WHERE thread_id = 't1'",
+    "write-value": "UPDATE checkpoint_writes SET blob = '\\xda00' WHERE thread_id = 't1'",
+}
+PG_READERS = [
+    ["show", "t1"],
+    ["show", "t1", "--html", "{tmp}/r.html"],
+    ["resume", "t1"],
+    ["checkpoints", "t1"],
+    ["fork", "t1", "--round", "1"],
+]
+PG_HISTORY_READERS = {"checkpoints", "fork", "--html"}  # what a damaged pending write of an earlier step reaches
+
+
+@pytest.fixture(scope="module")
+def two_pg_sessions(pg, tmp_path_factory) -> str:
+    """A database holding two finished sessions, t1 and t2, that each test copies (``damaged_db``)."""
+    home = tmp_path_factory.mktemp("pg-sessions") / "home"
+    url = pg.createdb("two_sessions")
+    for thread in ("t1", "t2"):
+        cli(home, "research", "Who built the Eiffel Tower?", "--thread", thread, "--quiet", url=url)
+    return "two_sessions"
+
+
+@pytest.fixture
+def damaged_db(pg, two_pg_sessions, request):
+    """A copy of ``two_pg_sessions`` with t1's rows damaged as the test's ``kind`` says; (URL, t1's rows)."""
+    import hashlib
+
+    import psycopg
+    from psycopg import sql
+
+    name = "d_" + hashlib.sha256(request.node.name.encode()).hexdigest()[:20]  # test names run past 63 characters
+    with psycopg.connect(pg.url(), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(two_pg_sessions))
+        )
+    url = pg.url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(PG_DAMAGE[request.node.callspec.params["kind"]])
+    return url, pg_rows(url, "t1")
+
+
+def pg_rows(url: str, thread: str) -> list:
+    """Every stored row of ``thread``, as text."""
+    import psycopg
+    from psycopg import sql
+
+    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+    with psycopg.connect(url) as conn:
+        return [
+            sorted(
+                str(row)
+                for row in conn.execute(
+                    sql.SQL("SELECT * FROM {} WHERE thread_id = %s").format(sql.Identifier(table)), (thread,)
+                )
+            )
+            for table in tables
+        ]
+
+
+def assert_named_damaged(done: subprocess.CompletedProcess) -> None:
+    err = done.stderr.strip()
+    assert done.returncode == 2 and "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    assert last.startswith("saturate: error: session 't1' in the database postgresql://"), err
+    assert "is damaged" in last and "other sessions are unaffected" in last, err
+    assert "restore the database from a backup" in last and "sessions.db" not in last, err
+
+
+@pytest.mark.parametrize("kind", sorted(PG_DAMAGE))
+def test_a_damaged_session_in_postgresql_is_one_line_and_kept(damaged_db, kind, tmp_path):
+    """``show`` (its HTML report too), ``resume``, ``checkpoints`` and ``fork`` on a session whose rows no longer
+    decode: one line naming it (exit 2), as with sessions.db, and nothing of it changed; a damaged pending write only
+    reaches the readers of the session's history."""
+    url, kept = damaged_db
+    home = tmp_path / "home"
+    for command in PG_READERS:
+        done = cli(home, *[part.format(tmp=tmp_path) for part in command], url=url, check=False)
+        if kind == "write-value" and not PG_HISTORY_READERS & set(command):
+            assert done.returncode == 0, (command, done.stderr[-2000:])  # the latest checkpoint has no pending write
+        else:
+            assert_named_damaged(done)
+        assert pg_rows(url, "t1") == kept, command
+    assert json.loads(cli(home, "show", "t2", "--json", url=url).stdout)["result"]["answer"]
+
+
+@pytest.mark.parametrize("kind", sorted(set(PG_DAMAGE) - {"write-value"}))
+def test_runs_in_postgresql_lists_the_other_sessions_and_marks_the_damaged_one(damaged_db, kind, tmp_path):
+    url, kept = damaged_db
+    home = tmp_path / "home"
+    rows = {r["thread"]: r for r in json.loads(cli(home, "runs", "--json", url=url).stdout)}
+    assert rows["t2"]["status"] == "done" and rows["t2"]["task"] == "Who built the Eiffel Tower?"
+    assert rows["t1"]["status"].startswith("damaged: ") and rows["t1"]["updated"] is None
+    assert "damaged" in cli(home, "runs", url=url).stdout
+    assert pg_rows(url, "t1") == kept
+
+
+@pytest.mark.parametrize("kind", ["checkpoint-int", "channel-versions", "blob-type-pickle"])
+def test_prune_in_postgresql_keeps_a_session_it_cannot_read(damaged_db, kind, tmp_path):
+    """``--older-than 0 --compact`` removes every session it can read; the damaged one is kept, and said."""
+    url, kept = damaged_db
+    home = tmp_path / "home"
+    out = cli(home, "prune", "--older-than", "0", "--compact", url=url).stdout
+    assert "note: session 't1' kept: damaged: " in out, out
+    assert pg_rows(url, "t1") == kept
+    assert pg_rows(url, "t2") == [[], [], []]
+
+
+@pytest.mark.parametrize("kind", ["blob-type-pickle"])
+def test_the_database_errors_of_postgresql_are_not_taken_for_damage(damaged_db, kind):
+    """In Python: a damaged row is ``DamagedSessionError`` (the other sessions listed), while the server's own
+    failure (here every connection of the pool terminated under the reader) stays psycopg's error, which the
+    commands report as the database failing (``database_problem``), not as a damaged session."""
+    import psycopg
+
+    from saturate.graph import api, storage
+    from saturate.graph.session import DamagedSessionError, config, list_sessions, open_checkpointer
+
+    url, _ = damaged_db
+    with pytest.raises(DamagedSessionError, match="session 't1' in the database .* is damaged: .*pickle"):
+        api.session_state("t1", database_url=url)
+    assert {r["thread"] for r in list_sessions(database_url=url)} == {"t1", "t2"}
+
+    def terminate_all() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            )
+
+    try:
+        with open_checkpointer(database_url=url) as saver:
+            assert saver.get_tuple(config("t2")) is not None
+            terminate_all()
+            with pytest.raises(psycopg.OperationalError):
+                saver.get_tuple(config("t2"))
+            terminate_all()
+            with pytest.raises(psycopg.OperationalError):
+                list(saver.list(config("t2")))
+    finally:
+        storage.close_pools()
