@@ -59,7 +59,7 @@ from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, check_thread, config, graph_for, kind_of, open_checkpointer
 from saturate.graph.workers import spawning_deaf, task_hears_ctrl_c, worker_started
 from saturate.state.errors import BadInput
-from saturate.state.files import MAX_LINE_BYTES, bounded_lines
+from saturate.state.files import MAX_LINE_BYTES, bounded_lines, open_output, output_path
 from saturate.state.settings import load_settings
 from saturate.state.text import lone_surrogate, printable
 
@@ -166,35 +166,36 @@ READ_CHUNK = 1 << 20  # the step in which a damaged long line is skipped and a t
 
 
 def out_is_regular(out: Path) -> bool:
-    """Whether the output file ``out`` is a regular file that exists (one to read back); False for a new file or a
-    device or pipe, which is only written (``--out /dev/stdout``). InputError, one line, for a path that cannot be
-    an output file: a folder, a link loop, a parent folder that cannot be made."""
+    """Whether the output file ``out`` is a regular file that exists (one to read back); False for a new file,
+    /dev/null or this process's own output (``--out /dev/stdout``: a terminal or a pipe), which are only written.
+    InputError, one line, for a path that cannot be an output file, before anything runs: a folder, a named pipe
+    (its ``open()`` would wait for a reader, forever), a socket, another device (/dev/tty), a link loop, a parent
+    folder that cannot be made (state/files.py ``output_path``)."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--out {out}: cannot make its folder {out.parent} ({exc.strerror or exc})") from None
+    output_path(out, "--out", InputError)
     try:
-        mode = os.stat(out).st_mode  # follows links: a link to a file is that file
+        return stat.S_ISREG(os.stat(out).st_mode)  # follows links: a link to a file is that file
     except FileNotFoundError:
         return False
-    except OSError as exc:  # a link loop (ELOOP), a name too long, a permission
+    except OSError as exc:  # replaced since the check
         raise InputError(f"--out {out} cannot be used ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(mode):
-        raise InputError(f"--out {out} is a folder; it takes a file (the results, one JSON line per task)")
-    return stat.S_ISREG(mode)
 
 
 def open_out(out: Path):
-    """``out`` opened for appending result lines; InputError, one line, when it cannot be (read-only, no access)."""
+    """``out`` opened for appending result lines, without blocking on a FIFO put in its place since the check;
+    InputError, one line, when it cannot be (read-only, no access, nothing to write to)."""
     try:
-        return out.open("a", encoding="utf-8")
+        return open_output(out, "--out", InputError, append=True)
     except OSError as exc:
         raise InputError(f"cannot write --out {out} ({exc.strerror or exc})") from None
 
 
 def finished_ids(out: Path) -> set[str]:
     """Ids with a ``done`` line in the output file ``out``, read back a bounded line at a time; an empty set for a
-    new file or one that is not a regular file (a device or a pipe is only written: ``/dev/full`` holds no lines).
+    new file or one that is not a regular file (/dev/null, /dev/full or our own output are only written).
 
     Nothing of the file is ever lost. It must be saturate's batch output (its first line a result line; an empty
     file is one), else InputError says so and the file is left as it is — results are not mixed into a file of

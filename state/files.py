@@ -1,9 +1,14 @@
-"""Reading files a user names, within bounds: a regular file only, lines of bounded length, a bounded whole.
+"""Reading and writing files a user names, within bounds: a regular file only, lines of bounded length, a bounded
+whole; an output path that cannot block.
 
 A path such as ``/dev/zero``, a FIFO or a 4 GB file without a line break must not be read into memory whole:
 each reader here refuses what is not a regular file at once, and reads a line at a time with a limit
 (``readline(limit)``), so memory stays within the bound whatever the file holds. The caller says what the file
 is (``what``: "corpus", "task file") and which error to raise (its own ``BadInput`` subclass).
+
+An output path (``batch --out``, ``show --html``) is checked before any work (``output_path``) and opened without
+blocking (``open_output``): a FIFO nobody reads would hold ``open()`` forever, a folder, a socket or a device
+(``/dev/tty``, a disk) is no file to write results into.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 MAX_LINE_BYTES = 16 * 2**20  # a JSONL record (a corpus document, a task) longer than this is refused
 MAX_FILE_BYTES = 16 * 2**20  # a whole small file (a tiers table) larger than this is refused
@@ -98,6 +104,119 @@ def bounded_text(path: str | os.PathLike, what: str, error: type[Exception], max
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise error(f"{what} {path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def _own_stream(st: os.stat_result) -> bool:
+    """Whether ``st`` is this process's standard output or error (``--out /dev/stdout``: a terminal, a pipe or a
+    file the shell opened)."""
+    for fd in (1, 2):
+        try:
+            own = os.fstat(fd)
+        except OSError:  # closed
+            continue
+        if (own.st_dev, own.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
+def _sink(st: os.stat_result) -> bool:
+    """Whether ``st`` is ``/dev/null`` or ``/dev/full``: devices that take (or, /dev/full, refuse with "no space
+    left") every write at once and hold nothing."""
+    for name in (os.devnull, "/dev/full"):
+        try:
+            dev = os.stat(name)
+        except OSError:
+            continue
+        if stat.S_ISCHR(dev.st_mode) and dev.st_rdev == st.st_rdev:
+            return True
+    return False
+
+
+def _not_writable(st: os.stat_result) -> str | None:
+    """What ``st`` is when it is nothing an output may be written to, else None. Written: a regular file; the null
+    and full devices (``--out /dev/null`` to discard the output, ``/dev/full`` to try a full disk); this process's
+    own standard output or error, a terminal or a pipe (``--out /dev/stdout | jq``). Refused: a folder; a named
+    pipe (FIFO), whose ``open()`` waits for a reader, forever when there is none; a socket; any other device
+    (``/dev/tty``, a serial line whose ``open()`` waits for a carrier, a disk)."""
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)) and _own_stream(st):
+        return None
+    if stat.S_ISCHR(mode) and _sink(st):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO), whose open() waits for a reader"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISBLK(mode):
+        return "a block device (a disk)"
+    return "a device"
+
+
+# open() of an output returns at once (POSIX; Windows has no FIFO to wait on): no wait for a FIFO's reader or a
+# serial line's carrier, no terminal made the controlling one
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+OUTPUT_KINDS = "it takes a regular file (or /dev/null, /dev/stdout, /dev/stderr)"
+
+
+def output_path(path: str | os.PathLike, what: str, error: type[Exception]) -> Path:
+    """``path`` when an output can be written there without blocking (see ``_not_writable``; a path that does
+    not exist yet is a new file); ``error``, one line naming the path, otherwise. Links are followed (a link to a
+    FIFO is the FIFO). A check before the work: the writer opens it with ``open_output``, which checks again."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return path
+    except (OSError, ValueError) as exc:  # a link loop (ELOOP), a name too long, a permission, a NUL byte
+        raise error(f"{what} {path} cannot be used ({getattr(exc, 'strerror', None) or exc})") from None
+    kind = _not_writable(st)
+    if kind is not None:
+        raise error(f"{what} {path} is {kind}: {OUTPUT_KINDS}")
+    return path
+
+
+def open_output(
+    path: str | os.PathLike, what: str, error: type[Exception], *, append: bool = False, binary: bool = False
+) -> IO[Any]:
+    """``path`` opened for writing (``append``: at its end; else emptied), text in UTF-8 unless ``binary``; ``error``
+    when it is nothing to write to (``output_path``). It is opened without blocking (a FIFO made in its place
+    since the check would hold ``open()`` until a reader came) and what was opened is checked again; the file then
+    blocks as any file does. An OSError of the open (read-only, no permission, no space) is the caller's."""
+    path = output_path(path, what, error)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC) | _NO_WAIT
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO (or our own pipe) nobody reads, a socket
+            raise error(f"{what} {path} is a pipe or socket that nobody reads: {OUTPUT_KINDS}") from None
+        raise
+    try:
+        kind = _not_writable(os.fstat(fd))
+        if kind is not None:
+            raise error(f"{what} {path} is {kind}: {OUTPUT_KINDS}")
+        if _NO_WAIT & getattr(os, "O_NONBLOCK", 0):  # writes block again, as any file's do
+            os.set_blocking(fd, True)
+        if binary:
+            return os.fdopen(fd, "ab" if append else "wb")
+        return os.fdopen(fd, "a" if append else "w", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_output(path: str | os.PathLike, content: str | bytes, what: str, error: type[Exception]) -> Path:
+    """``content`` (text: UTF-8) written whole to an output path the user named (a report, a chart, a diagram), its
+    missing folders made; ``error`` as ``output_path`` says. Made whole first by the caller: a drawing that fails
+    leaves the file as it was."""
+    path = output_path(path, what, error)  # before its folders are made: `--html /dev/null/x` makes none
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open_output(path, what, error, binary=isinstance(content, bytes)) as fh:
+        fh.write(content)
+    return path
 
 
 def file_sha256(path: str | os.PathLike) -> str:

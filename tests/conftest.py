@@ -48,6 +48,37 @@ def eval_file(*parts: str, root: Path | None = None) -> Path:
     return path
 
 
+def fake_eval_data(root: Path) -> Path:
+    """A minimal evaluation data folder in the layout the benchmarks read (musique/, hotpotqa/: tasks.jsonl and
+    corpus.jsonl; webq/tasks.jsonl; factcheck/claims.jsonl), its records made up here: for the
+    tests of what a benchmark does with a damaged file, never a copy of the real data."""
+    paragraphs = [
+        ("Bubye River", "The Bubye River is a river in southern Zimbabwe, a tributary of the Limpopo River."),
+        ("Limpopo River", "The Limpopo River rises in South Africa and flows east to the Indian Ocean."),
+        ("Harare", "Harare is the capital and most populous city of Zimbabwe."),
+    ]
+    corpus = [{"id": f"p{i}", "title": t, "text": x} for i, (t, x) in enumerate(paragraphs)]
+    tasks = [
+        {"id": "q1", "question": "Which river does the Bubye flow into?", "answers": ["Limpopo River"]},
+        {"id": "q2", "question": "What is the capital of Zimbabwe?", "answers": ["Harare"]},
+    ]
+    hops = [{**t, "gold_ids": ["p0", "p1"] if t["id"] == "q1" else ["p2"], "hops": 2} for t in tasks]
+    hit = {"url": "https://example.org/bubye", "passage": paragraphs[0][1], "stance": "support"}
+    claims = [{"id": "c1", "claim": "The Bubye River is in Zimbabwe.", "label": "True", "hits": [hit]}]
+    files = {
+        "musique/tasks.jsonl": hops,
+        "musique/corpus.jsonl": corpus,
+        "hotpotqa/tasks.jsonl": hops,
+        "hotpotqa/corpus.jsonl": corpus,
+        "webq/tasks.jsonl": tasks,
+        "factcheck/claims.jsonl": claims,
+    }
+    for name, rows in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return root
+
+
 def _eval_env() -> dict[str, str]:
     return {"SATURATE_EVAL_DATA": str(EVAL_DATA)} if EVAL_DATA.is_dir() else {}
 

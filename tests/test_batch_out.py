@@ -12,6 +12,7 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -90,14 +91,18 @@ def test_a_damaged_long_line_is_skipped_at_its_bound(tmp_path, monkeypatch):
     assert (tmp_path / "r.jsonl.torn").read_text() == '{"id": "z", "answer": "' + "w" * 1000 + "\n"
 
 
-def test_an_empty_file_a_new_one_and_a_pipe_are_not_read_back(tmp_path):
+def test_an_empty_file_and_a_new_one_are_read_back_a_pipe_is_refused(tmp_path):
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "blank.jsonl").write_text("\n" + row("a"))
-    os.mkfifo(tmp_path / "pipe")  # opened read-write and sought, it was "Illegal seek" (a traceback)
+    # a FIFO: opened read-write and sought, it was "Illegal seek" (a traceback); then only written, its open()
+    # waited for a reader, forever; now refused before anything runs (test_output_paths.py)
+    os.mkfifo(tmp_path / "pipe")
     assert batch.finished_ids(tmp_path / "empty.jsonl") == set()
     assert batch.finished_ids(tmp_path / "blank.jsonl") == {"a"}
     assert batch.finished_ids(tmp_path / "new.jsonl") == set()
-    assert batch.finished_ids(tmp_path / "pipe") == set()
+    assert batch.finished_ids(Path(os.devnull)) == set()
+    with pytest.raises(InputError, match=r"pipe is a named pipe \(FIFO\)"):
+        batch.finished_ids(tmp_path / "pipe")
 
 
 def test_dev_full_is_written_not_read_back(home, tasks):

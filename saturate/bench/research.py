@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import re
 import string
@@ -54,7 +55,7 @@ from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
 from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
-from saturate.state.files import bounded_lines
+from saturate.state.files import bounded_lines, output_path, write_output
 from saturate.state.graph_state import initial_state
 from saturate.state.records import SearchResult
 from saturate.state.settings import load_settings
@@ -531,8 +532,10 @@ def plot(results: dict[str, dict], path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)  # as every output path the user names (show --html, ...)
-    fig.savefig(path, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
+    # as every output path the user names (show --html, ...): its folders made, a FIFO or a device refused
+    write_output(path, png.getvalue(), "--plot", InputError)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -629,6 +632,8 @@ def run(args) -> int:
         raise InputError("--tasks and --corpus go together")
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
+    if args.plot is not None:  # written at the end: a folder, a FIFO or a device is one line before any session
+        output_path(args.plot, "--plot", InputError)
     if args.tasks is None:  # the sets of the evaluation data (with --tasks/--corpus none is needed)
         args.data = eval_data(args.data)
     monitor = None

@@ -12,6 +12,7 @@ from datetime import datetime
 from saturate.cli.multi import show as show_multi
 from saturate.cli.output import OutputNotWritten, print_json, round_block, say
 from saturate.state.errors import BadInput
+from saturate.state.files import output_path
 from saturate.state.settings import Settings
 from saturate.state.text import printable
 from saturate.views.brief import brief_text
@@ -64,6 +65,9 @@ def show_extras(args: argparse.Namespace) -> int | None:
     """``show --html/--chart/--checkpoints``; None when none of them was asked for."""
     if not (args.html or args.chart or args.checkpoints or args.md):
         return None
+    for flag in ("html", "md", "chart"):  # a folder, a FIFO, /dev/tty: one line before anything is read or printed
+        if getattr(args, flag):
+            output_path(getattr(args, flag), f"--{flag}", BadInput)
     if args.checkpoints:
         print_checkpoints(args.thread, args.home, args.json)
     if args.html or args.chart or args.md:

@@ -22,11 +22,15 @@ LangGraph's ``draw_mermaid_png`` is never used: it calls a web service.
 from __future__ import annotations
 
 import html
+import io
 import math
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from saturate.state.errors import BadInput
+from saturate.state.files import output_path, write_output
 
 START, END = "__start__", "__end__"
 
@@ -540,14 +544,14 @@ def png(path: str | Path, d: Diagram | None = None, scale: float = 2.0) -> Path:
     ax.text(MARGIN + 42, ly, "edge", color=EDGE, fontsize=(FONT - 3) * pt, va="center", family=family)
     ax.plot([MARGIN + 100, MARGIN + 134], [ly, ly], color=COND, linewidth=1.6 * pt, linestyle=dash)
     ax.text(MARGIN + 142, ly, "conditional edge", color=COND, fontsize=(FONT - 3) * pt, va="center", family=family)
-    path = Path(path)
+    drawn = io.BytesIO()  # drawn whole first, then written as every output file is (_write)
     fig.savefig(
-        path,
+        drawn,
         format="png",
         facecolor="white",
         metadata={"Title": "saturate graph", "Description": "nodes: " + " ".join(d.nodes)},
     )
-    return path
+    return _write(Path(path), drawn.getvalue())
 
 
 # ---------------------------------------------------------------- files
@@ -561,10 +565,15 @@ def graphviz_render(dot_text: str, fmt: str, path: Path) -> Path:
     exe = shutil.which("dot")
     if exe is None:
         raise RendererError("Graphviz's `dot` is not installed (apt-get install graphviz); use the built-in renderer")
-    subprocess.run(
-        [exe, f"-T{fmt}", "-o", str(path)], input=dot_text.encode(), check=True, capture_output=True, timeout=60
-    )
-    return path
+    # its output on stdout, written here as every output file is: `dot -o FIFO` would wait for a reader
+    done = subprocess.run([exe, f"-T{fmt}"], input=dot_text.encode(), check=True, capture_output=True, timeout=60)
+    return _write(path, done.stdout)
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    """An output file of the diagram; BadInput, one line, when ``path`` is a folder, a FIFO (its open() waited for a
+    reader, forever), a socket or a device other than /dev/null (state/files.py)."""
+    return write_output(path, content, "graph file", BadInput)
 
 
 def write_diagrams(
@@ -578,18 +587,20 @@ def write_diagrams(
         raise ValueError(f"unknown diagram format(s) {unknown}: choose from {', '.join(FORMATS)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for fmt in formats:  # each file checked before anything is drawn: a FIFO or a device there is one line
+        output_path(out / f"{name}.{fmt}", "graph file", BadInput)
     d = from_graph(compiled)
     written = []
     for fmt in formats:
         path = out / f"{name}.{fmt}"
         if fmt == "mmd":
-            path.write_text(mermaid(d))
+            _write(path, mermaid(d))
         elif fmt == "dot":
-            path.write_text(dot(d))
+            _write(path, dot(d))
         elif renderer == "graphviz":
             graphviz_render(dot(d), fmt, path)
         elif fmt == "svg":
-            path.write_text(svg(d))
+            _write(path, svg(d))
         else:
             png(path, d)
         written.append(path)

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+from saturate.state.errors import BadInput
+from saturate.state.files import write_output
 from saturate.state.text import printable
 from saturate.views.brief import NOTHING, mark
 
@@ -187,7 +189,4 @@ def _multi(view: dict) -> str:
 
 
 def write_markdown_view(view: dict, path: str | Path) -> Path:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_markdown(view), encoding="utf-8")
-    return out
+    return write_output(path, render_markdown(view), "output file", BadInput)  # a FIFO, a device: one line

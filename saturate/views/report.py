@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import io
 import os
 import re
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any
 from saturate.graph.paths import home_dir
 from saturate.graph.session import InputError, graph_for, kind_of, open_checkpointer
 from saturate.graph.timetravel import branch, checkpoint_rows, fork_origin
+from saturate.state.files import write_output
 from saturate.state.records import ACCEPTED
 from saturate.state.text import printable
 from saturate.views.diagram import nodes_in_part
@@ -285,9 +287,9 @@ def novelty_chart(
         )
     if title:
         ax.set_title(title if len(title) <= 70 else title[:69] + "…", fontsize=9, loc="left", pad=18)
-    path = Path(path)
-    fig.savefig(path, format="png", facecolor="white", bbox_inches="tight", pad_inches=0.15)
-    return path
+    png = io.BytesIO()  # drawn whole first: a drawing that fails leaves the file as it was
+    fig.savefig(png, format="png", facecolor="white", bbox_inches="tight", pad_inches=0.15)
+    return write_output(path, png.getvalue(), "output file", InputError)
 
 
 def png_label_y(score: float, threshold: float | None, height: float = 0.55, gap: float = 0.2) -> float:
@@ -774,7 +776,4 @@ def write_html(thread_id: str, path: str | os.PathLike, home: str | os.PathLike 
 
 
 def write_html_view(view: dict, path: str | os.PathLike) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(view), encoding="utf-8")
-    return path
+    return write_output(path, render_html(view), "output file", InputError)
