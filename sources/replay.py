@@ -16,11 +16,11 @@ recorded hit replays under, in order.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from saturate.state.files import bounded_lines
+from saturate.state.errors import BadInput
+from saturate.state.files import bounded_jsonl
 from saturate.state.records import SearchResult
 from saturate.state.text import clip
 
@@ -87,26 +87,20 @@ class ReplaySource:
         return self.stances.get(url)
 
 
+class ClaimsError(BadInput):
+    """A claims file that cannot be used (a ValueError, as ``load_claims`` always raised; BadInput: one line, exit 2
+    from any command)."""
+
+
 def load_claims(path: Path | str) -> list[dict]:
-    """Claims in the factcheck format; a clear ValueError naming the line for a malformed one, and for a path that
-    is no regular file or a line over ``MAX_LINE_BYTES`` (read a bounded line at a time: ``--claims /dev/zero``
-    must not be read into memory whole)."""
+    """Claims in the factcheck format; ClaimsError (a ValueError) naming the line for a malformed one, and for a
+    path that is no regular file, a file over ``MAX_EVAL_FILE_BYTES`` or a line over ``MAX_EVAL_LINE_BYTES``, bytes
+    that are not UTF-8 (read a bounded line at a time: ``--claims /dev/zero`` must not be read into memory whole)."""
     out = []
-    for n, line in bounded_lines(path, "claims file", ValueError):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            why = exc if isinstance(exc, ValueError) else "nested too deeply"
-            raise ValueError(f"{path}: line {n} is not valid JSON ({why})") from None
-        if (
-            not isinstance(row, dict)
-            or not isinstance(row.get("claim"), str)
-            or not isinstance(row.get("hits", []), list)
-        ):
-            raise ValueError(f"{path}: line {n} needs a 'claim' string and a 'hits' list")
+    for n, row in bounded_jsonl(path, "claims file", ClaimsError):
+        if not isinstance(row.get("claim"), str) or not isinstance(row.get("hits", []), list):
+            raise ClaimsError(f"{path}: line {n} needs a 'claim' string and a 'hits' list")
         if row.get("label") not in (None, "True", "False", "Invalid"):
-            raise ValueError(f"{path}: line {n} has label {row.get('label')!r}; expected True, False or Invalid")
+            raise ClaimsError(f"{path}: line {n} has label {row.get('label')!r}; expected True, False or Invalid")
         out.append(row)
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -23,6 +24,13 @@ from typing import IO, Any
 
 MAX_LINE_BYTES = 16 * 2**20  # a JSONL record (a corpus document, a task) longer than this is refused
 MAX_FILE_BYTES = 16 * 2**20  # a whole small file (a tiers table) larger than this is refused
+# The evaluation data (musique/, hotpotqa/, webq/, factcheck/ under --data or SATURATE_EVAL_DATA) and the files a
+# benchmark reads instead of it (--tasks, --corpus, --claims): its largest file, hotpotqa/corpus.jsonl, is
+# 2,974,204 bytes and its longest line 8,357 bytes (factcheck/claims.jsonl: 1,353,419 bytes, lines up to 5,063).
+# 32 MiB a file is 11 times the largest (room for a larger subsample, never for a damaged 2 GB file read whole);
+# a line of 1,000,000 bytes is over 100 times the longest (the bound of a batch's task line, graph/batch.py).
+MAX_EVAL_FILE_BYTES = 32 * 2**20
+MAX_EVAL_LINE_BYTES = 1_000_000
 
 
 def user_path(path: str | os.PathLike, what: str, error: type[Exception], resolve: bool = False) -> Path:
@@ -51,32 +59,46 @@ def user_path(path: str | os.PathLike, what: str, error: type[Exception], resolv
         raise error(f"{what} {shown!r} cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
 
 
-def regular_file(path: str | os.PathLike, what: str, error: type[Exception]) -> Path:
-    """``path`` when it is a regular file (following links); ``error`` saying what it is otherwise."""
+def regular_file(path: str | os.PathLike, what: str, error: type[Exception], max_bytes: int | None = None) -> Path:
+    """``path`` when it is a regular file (following links) of at most ``max_bytes`` (None: any size); ``error``
+    saying what it is otherwise."""
     path = Path(path)
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except FileNotFoundError:
         raise error(f"{what} {path} not found") from None
     except OSError as exc:
         raise error(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"  # os.stat followed any link
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a device, pipe or socket"  # os.stat followed any link
         raise error(f"{what} {path} is {kind}, not a regular file")
+    _check_size(st.st_size, path, what, error, max_bytes)
     return path
 
 
+def _check_size(size: int, path: Path, what: str, error: type[Exception], max_bytes: int | None) -> None:
+    if max_bytes is not None and size > max_bytes:
+        raise error(f"{what} {path} is larger than {max_bytes:,} bytes")
+
+
 def bounded_lines(
-    path: str | os.PathLike, what: str, error: type[Exception], max_line: int = MAX_LINE_BYTES
+    path: str | os.PathLike,
+    what: str,
+    error: type[Exception],
+    max_line: int = MAX_LINE_BYTES,
+    max_bytes: int | None = None,
 ) -> Iterator[tuple[int, str]]:
     """(line number, text) of a regular UTF-8 file, one line at a time; ``error`` for a line over ``max_line``
-    bytes (a file without line breaks), bytes that are not UTF-8, or a read failure."""
-    path = regular_file(path, what, error)
+    bytes (a file without line breaks), a file over ``max_bytes`` (None: any size; refused before its first line,
+    and again should it grow while read), bytes that are not UTF-8, or a read failure."""
+    path = regular_file(path, what, error, max_bytes)
     try:
         with open(path, "rb") as fh:
-            n = 0
+            n = read = 0
             while line := fh.readline(max_line + 1):
                 n += 1
+                read += len(line)
+                _check_size(read, path, what, error, max_bytes)
                 if len(line) > max_line:
                     raise error(
                         f"{path}: line {n} is longer than {max_line:,} bytes (a file without line breaks?); "
@@ -88,6 +110,30 @@ def bounded_lines(
                     raise error(f"{path}: line {n} is not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as exc:
         raise error(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+
+
+def bounded_jsonl(
+    path: str | os.PathLike,
+    what: str,
+    error: type[Exception],
+    max_line: int = MAX_EVAL_LINE_BYTES,
+    max_bytes: int | None = MAX_EVAL_FILE_BYTES,
+) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of a JSON Lines file read by ``bounded_lines`` (blank lines skipped); ``error``, one
+    line naming the file and the line, for a line that is not valid JSON or not a JSON object. The defaults are
+    the evaluation data's bounds: every file a benchmark reads goes through here (or ``regular_file`` with
+    ``MAX_EVAL_FILE_BYTES`` before a corpus is indexed, a line at a time, by sources/local.py)."""
+    for n, line in bounded_lines(path, what, error, max_line, max_bytes):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise error(f"{path}: line {n} is not valid JSON ({why})") from None
+        if not isinstance(rec, dict):
+            raise error(f"{path}: line {n} is not a JSON object")
+        yield n, rec
 
 
 def bounded_text(path: str | os.PathLike, what: str, error: type[Exception], max_bytes: int = MAX_FILE_BYTES) -> str:

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from saturate.bench import pg_server
+from saturate.bench.research import eval_corpus, load_jsonl
 from saturate.graph import storage
 from saturate.graph.batch import run_batch
 from saturate.graph.paths import eval_data, home_dir
@@ -52,7 +53,11 @@ def _tasks(data: Path, sessions: int, work: Path) -> tuple[Path, Path]:
     corpus = data / "musique" / "corpus.jsonl"
     if not source.exists() or not corpus.exists():
         raise BadInput(f"the musique set is not at {data / 'musique'} (give --data DIR)")
-    questions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # bounded, a line at a time (state/files.py): a damaged line, a FIFO or a 2 GB file is one line, exit 2
+    questions = load_jsonl(source)
+    eval_corpus(corpus)
+    if not questions or any(not isinstance(q.get("question"), str) or "id" not in q for q in questions):
+        raise BadInput(f"{source}: every line needs an id and a question (the musique set's tasks)")
     lines = [
         json.dumps({"id": f"{q['id']}~{i // len(questions)}", "question": q["question"]})
         for i, q in ((i, questions[i % len(questions)]) for i in range(sessions))

@@ -122,7 +122,7 @@ def run(args) -> int:
     sets: dict[str, list[tuple[dict, dict]]] = {}
     hotpot = Path(args.data) / "hotpotqa" if args.data else eval_data_if_named("hotpotqa")
     if hotpot is not None:
-        if not (hotpot / "tasks.jsonl").is_file():
+        if not (hotpot / "tasks.jsonl").exists():  # a folder or a FIFO there: load_jsonl says what it is
             raise InputError(f"file not found: {hotpot / 'tasks.jsonl'}")
         tasks = load_jsonl(hotpot / "tasks.jsonl")[: args.limit]
         source = open_corpus(hotpot / "corpus.jsonl", index, settings)

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from saturate.bench.ollama_script import OllamaScript, OllamaServer
-from saturate.bench.research import load_jsonl
+from saturate.bench.research import eval_corpus, load_jsonl
 from saturate.graph.api import research, session_state
 from saturate.graph.paths import eval_data_if_named
 from saturate.sources.local import LocalCorpus
@@ -58,7 +58,7 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         musique = eval_data_if_named("musique")
         if musique is not None and (musique / "tasks.jsonl").exists():
-            source = LocalCorpus.open(musique / "corpus.jsonl", Path(tmp) / "index")
+            source = LocalCorpus.open(eval_corpus(musique / "corpus.jsonl"), Path(tmp) / "index")
             questions = [t["question"] for t in load_jsonl(musique / "tasks.jsonl")[:n]]
         else:
             source = open_wiki(Path(tmp) / "index")

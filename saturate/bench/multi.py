@@ -57,7 +57,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from saturate.bench.research import SETS, load_jsonl
+from saturate.bench.research import SETS, eval_corpus, load_jsonl
 from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.build_multi import build_multi_graph
@@ -442,6 +442,7 @@ def run(args) -> int:
             if not (tpath.exists() and cpath.exists()):
                 raise InputError(f"set {name!r}: {tpath} or {cpath} not found")
             tasks = load_jsonl(tpath)[: args.limit] if args.limit else load_jsonl(tpath)
+            eval_corpus(cpath)  # a FIFO, a device or a 2 GB file: one line before any session
             out[name] = run_set(
                 name, tasks, cpath, Path(tmp), specs, args.seed, args.latency_ms / 1000, min(args.jobs, len(tasks))
             )

@@ -51,7 +51,7 @@ from typing import Any
 from unittest import mock
 
 from saturate.bench.natural import hit
-from saturate.bench.research import load_jsonl, open_corpus
+from saturate.bench.research import eval_corpus, load_jsonl, open_corpus
 from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.gguf_chat import loaded_of
@@ -245,9 +245,25 @@ def run(args) -> int:
         else {}
     )
     data = eval_data(args.data)
+    # every file read now, a bounded line at a time (state/files.py): a missing or damaged one (not JSON, not UTF-8,
+    # too large, a FIFO) is one line before any question runs
+    left = args.limit if args.limit is not None else sum(getattr(args, name) for name in SETS) + args.false_claims
+    sets: list[tuple[str, list[dict], Path | None]] = []
+    for name in SETS:
+        count = min(getattr(args, name), left)
+        if not count:
+            continue
+        left -= count
+        corpus = data / name / "corpus.jsonl"
+        sets.append((name, load_jsonl(data / name / "tasks.jsonl")[:count], corpus if corpus.exists() else None))
     claims_file = data / "factcheck" / "claims.jsonl"
-    if args.false_claims and not claims_file.is_file():  # before any question runs
+    if args.false_claims and not claims_file.exists():
         raise InputError(f"file not found: {claims_file} (--false-claims 0 leaves the claims out)")
+    count = min(args.false_claims, left)
+    claims = [r for r in load_claims(claims_file) if r.get("label") == "False"][:count] if count else []
+    for _, _, corpus in sets:
+        if corpus is not None:
+            eval_corpus(corpus)
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.json else (lambda m: None)
     graph = build_graph()
     bare = {k: v for k, v in overrides.items() if k not in ("model", "openai_base_url", "ollama_host")}
@@ -255,16 +271,9 @@ def run(args) -> int:
     if args.with_steering:
         arms.append((f"{settings.model} steers", {**overrides, "model_plans": True, "model_stances": True}))
     runs: list[Run] = []
-    left = args.limit if args.limit is not None else sum(getattr(args, name) for name in SETS) + args.false_claims
     t0 = time.perf_counter()
-    for name in SETS:
-        count = min(getattr(args, name), left)
-        if not count:
-            continue
-        left -= count
-        tasks = load_jsonl(data / name / "tasks.jsonl")[:count]
-        corpus = data / name / "corpus.jsonl"
-        source = open_corpus(corpus if corpus.exists() else None, home_dir() / "index", settings)
+    for name, tasks, corpus in sets:
+        source = open_corpus(corpus, home_dir() / "index", settings)
         for i, task in enumerate(tasks):
             for arm, given in arms:
                 # a fresh client per session, as `saturate research` builds one (what it learns stays in it)
@@ -272,14 +281,11 @@ def run(args) -> int:
                 runs.append(run_task(graph, source, name, task, {**given, "seed": i + 1}, arm, model))
                 say(f"{name} {i + 1}/{len(tasks)} {json.dumps(asdict(runs[-1]))}")  # a partial run keeps its rows
     asked_questions = any(r.set in SETS for r in runs)
-    count = min(args.false_claims, left)
-    if count:
-        rows = [r for r in load_claims(claims_file) if r.get("label") == "False"][:count]
-        for i, row in enumerate(rows):
-            for arm, given in arms:
-                model = resolve_chat_model(settings)[0] if given is not bare else None
-                runs.append(run_claim(graph, row, {**given, "seed": i + 1}, arm, model))
-                say(f"claims {i + 1}/{len(rows)} {json.dumps(asdict(runs[-1]))}")
+    for i, row in enumerate(claims):
+        for arm, given in arms:
+            model = resolve_chat_model(settings)[0] if given is not bare else None
+            runs.append(run_claim(graph, row, {**given, "seed": i + 1}, arm, model))
+            say(f"claims {i + 1}/{len(claims)} {json.dumps(asdict(runs[-1]))}")
     table = {
         arm: {
             # the questions (a run of claims alone has no such row)

@@ -55,7 +55,7 @@ from saturate.sources.local import LocalCorpus
 from saturate.sources.wiki import open_wiki
 from saturate.state.argtypes import non_negative_int, positive_int
 from saturate.state.context import Context
-from saturate.state.files import bounded_lines, output_path, write_output
+from saturate.state.files import MAX_EVAL_FILE_BYTES, bounded_jsonl, output_path, regular_file, user_path, write_output
 from saturate.state.graph_state import initial_state
 from saturate.state.records import SearchResult
 from saturate.state.settings import load_settings
@@ -153,20 +153,20 @@ def answer_in(answer: str, golds: list[str]) -> bool:
 
 
 def load_jsonl(path: Path) -> list[dict]:
-    """The records of a benchmark's JSONL task file; InputError naming the line for anything unusable (a line
-    at a time, bounded: state/files.py)."""
-    out = []
-    for n, line in bounded_lines(path, "task file", InputError, max_line=MAX_TASK_LINE_BYTES):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError):
-            raise InputError(f"{path} line {n} is not JSON") from None
-        if not isinstance(rec, dict):
-            raise InputError(f"{path} line {n} is not a JSON object")
-        out.append(rec)
-    return out
+    """The records of a benchmark's JSONL task file (the evaluation data's, or one given instead); InputError, one
+    line, for anything unusable: not a regular file (a FIFO, a device), over ``MAX_EVAL_FILE_BYTES``, a line over
+    ``MAX_TASK_LINE_BYTES``, not UTF-8, a line that is not a JSON object — read a line at a time (state/files.py)."""
+    return [rec for _, rec in bounded_jsonl(path, "task file", InputError, max_line=MAX_TASK_LINE_BYTES)]
+
+
+def eval_corpus(corpus: Path) -> Path:
+    """A benchmark's corpus file checked before it is indexed (a line at a time, each bounded, by sources/local.py):
+    a regular file of at most ``MAX_EVAL_FILE_BYTES`` (a FIFO, a device or a 2 GB file is one line); a folder of
+    notes is left to the corpus reader."""
+    path = user_path(corpus, "corpus", InputError)
+    if not path.is_dir():
+        regular_file(path, "corpus", InputError, max_bytes=MAX_EVAL_FILE_BYTES)
+    return corpus
 
 
 def run_task(graph, source, task: dict, overrides: dict, seed: int, embeddings=None) -> TaskRun:
@@ -408,7 +408,7 @@ def open_corpus(corpus: Path | None, index_dir: Path, settings=None, progress=No
     """A benchmark's corpus (None: the embedded one), ranked as ``settings`` say: by words and meaning (the
     default: its vectors built once, or reused) or by words alone; a model that cannot load ranks by words,
     said on stderr."""
-    source = LocalCorpus.open(corpus, index_dir) if corpus is not None else open_wiki(index_dir)
+    source = LocalCorpus.open(eval_corpus(corpus), index_dir) if corpus is not None else open_wiki(index_dir)
     if settings is not None and settings.retrieval == "hybrid":
         meaning, notes = retrieval_meaning(settings.replace(source="local"), None, progress)
         for note in notes:

@@ -25,7 +25,7 @@ import json
 import sys
 import time
 
-from saturate.bench.research import half_of, load_jsonl
+from saturate.bench.research import eval_corpus, half_of, load_jsonl
 from saturate.graph.api import InputError
 from saturate.graph.build import build_graph
 from saturate.graph.embeddings import build_embeddings
@@ -118,7 +118,9 @@ def run(args) -> int:
         if not tasks_path.exists():
             raise InputError(f"{name}: {tasks_path} not found")
         tasks = load_jsonl(tasks_path)[: args.limit] if args.limit else load_jsonl(tasks_path)
-        corpus = open_wiki(index) if name == "webq" else LocalCorpus.open(data / name / "corpus.jsonl", index)
+        corpus = (
+            open_wiki(index) if name == "webq" else LocalCorpus.open(eval_corpus(data / name / "corpus.jsonl"), index)
+        )
         t0 = time.perf_counter()
 
         def vectors_built(done: int, total: int, name: str = name) -> None:  # one line once the vectors are complete

@@ -8,7 +8,6 @@ parser, so ``saturate --help`` must not pay for it.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import platform
 import resource
@@ -29,9 +28,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from saturate.graph.paths import eval_data_if_named
+from saturate.graph.session import InputError
 from saturate.sources import LocalCorpus, open_wiki
 from saturate.sources.wiki import wiki_data_path
 from saturate.sources.wiki import wiki_records as read_records
+from saturate.state.files import MAX_EVAL_FILE_BYTES, bounded_jsonl, regular_file
 
 ROOT = Path.cwd()  # subprocesses (cold start, workers) run from where the benchmark was started
 # the evaluation data when $SATURATE_EVAL_DATA names it; None, or files missing from it: the fallbacks below
@@ -256,8 +257,13 @@ def saturate_command() -> tuple[list[str], str]:
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    """The records of a task file of the evaluation data, each with a "question" string: read a bounded line at a
+    time (state/files.py); a damaged file (not JSON, not UTF-8, too large, a FIFO) is InputError, one line."""
+    rows = [rec for _, rec in bounded_jsonl(path, "task file", InputError)]
+    for n, rec in enumerate(rows, 1):
+        if not isinstance(rec.get("question"), str):
+            raise InputError(f"{path}: record {n} has no question")
+    return rows
 
 
 def questions() -> list[str]:
@@ -286,7 +292,8 @@ def task_corpus(index_dir: Path, corpus: Path | None = None):
     parent names: its environment is the parent's without SATURATE_*, so it cannot find the evaluation data itself
     (issue 42: the worker sessions ran on the embedded corpus while the others ran on musique's)."""
 
-    if corpus is not None:
+    if corpus is not None:  # the evaluation data's: a regular file within its bound (state/files.py)
+        regular_file(corpus, "corpus", InputError, max_bytes=MAX_EVAL_FILE_BYTES)
         return LocalCorpus.open(corpus, index_dir), f"LocalCorpus.open({rel(corpus)})"
     return open_wiki(index_dir), "open_wiki() (embedded corpus; no musique/ in $SATURATE_EVAL_DATA)"
 

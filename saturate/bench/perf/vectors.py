@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import time
@@ -29,6 +28,7 @@ from saturate.bench.perf.common import (
     clean_env,
     latencies_ms,
     percentile,
+    read_jsonl,
     saturate_command,
     time_commands,
     wiki_records,
@@ -145,7 +145,7 @@ def session_questions(quick: bool) -> list[str]:
     questions: list[str] = list(SESSION_QUESTIONS)
     webq = eval_data_if_named("webq", "tasks.jsonl")
     if webq is not None and webq.exists():
-        questions += [json.loads(line)["question"] for line in webq.open()][: 30 if not quick else 3]
+        questions += [t["question"] for t in read_jsonl(webq)][: 30 if not quick else 3]
     return questions
 
 
