@@ -59,6 +59,11 @@ def test_perf_quick_json_reports_every_figure(home, tmp_path, capsys):
     # `saturate --help` is timed beside bare python, in the same run
     assert set(out["saturate_help_s"]["baselines"]) == {"python_startup_s"}
     assert out["saturate_help_s"]["target"] == "<= 0.3 s"
+    # the cut of the models' optimised graphs, measured in the same run: the sessions without them beside
+    assert "without_model_graphs_cpu_s" in out["session_cpu_s"]["baselines"]
+    assert "without_model_graphs_peak_rss_mb" in out["session_peak_rss_mb"]["baselines"]
+    kept = sorted(p.name.split("-")[0] for p in (tmp_path / "perf" / "session-cpu-models").glob("*.onnx"))
+    assert kept == ["embedding", "reader"], kept  # in the work directory, not the user's cache
     # the benchmark writes only to its work directory, never to SATURATE_HOME
     assert not home.exists() or not any(home.iterdir())
 

@@ -10,6 +10,10 @@ corpus as a question new to the data folder does, instead of replaying the resul
   (``os.wait4``'s resource usage: CPU time, not wall time, so it moves less with other work on the machine);
 - ``session_peak_rss_mb``: the largest peak resident memory (max RSS) among those sessions.
 
+The ONNX models' optimised graphs (``state/onnx_cache.py``) are kept in the work directory (the untimed session
+writes them); each timed session is followed by the same one with ``SATURATE_MODEL_CACHE=off``, whose CPU and peak
+memory are printed as baselines: that cut measured before and after in the same run.
+
 Beside them, the **import share**: the modules the session imported (read from one untimed run with
 ``PYTHONPROFILEIMPORTTIME=1``, the ``-X importtime`` of Python, in the order it imported them) imported again in a
 bare interpreter, its CPU measured the same way, interleaved with the sessions; and ``python -c pass``.
@@ -118,7 +122,11 @@ def _measure(work: Path, p: dict, shared: dict) -> dict:
     def cmd(q: str) -> list[str]:
         return base + ["research", q, "--seed", str(SEED)]
 
-    env = session_env(home, pycache)
+    # the models' optimised graphs (state/onnx_cache.py) in the work directory, written by the untimed run: the
+    # figure is a warm session's wherever the user's cache is; the same sessions without them (the cut of issue 46
+    # measured in the same run) are interleaved with them
+    env = session_env(home, pycache, SATURATE_MODEL_CACHE=str(work / "session-cpu-models"))
+    env_uncached = session_env(home, pycache, SATURATE_MODEL_CACHE="off")
     # untimed: the index and vectors put in place, the bytecode cache written, the imports recorded (--quick: by the
     # profiled run alone, whose recorded imports then include the index's)
     if not p["quick"]:
@@ -136,6 +144,8 @@ def _measure(work: Path, p: dict, shared: dict) -> dict:
     cpu_and_rss(replay, env)  # its bytecode cached too
     sessions: dict[str, list[float]] = {q: [] for q in questions}
     rss: list[float] = []
+    uncached: list[float] = []
+    uncached_rss: list[float] = []
     imports: list[float] = []
     python: list[float] = []
     for r in range(runs):
@@ -145,6 +155,11 @@ def _measure(work: Path, p: dict, shared: dict) -> dict:
             cpu, peak = cpu_and_rss(cmd(q), env)
             sessions[q].append(cpu)
             rss.append(peak)
+            for name in CACHE_FILES:
+                (home / name).unlink(missing_ok=True)
+            cpu, peak = cpu_and_rss(cmd(q), env_uncached)
+            uncached.append(cpu)
+            uncached_rss.append(peak)
         imports.append(cpu_and_rss(replay, env)[0])
         python.append(cpu_and_rss(bare, env)[0])
     everything = [x for v in sessions.values() for x in v]
@@ -159,6 +174,8 @@ def _measure(work: Path, p: dict, shared: dict) -> dict:
         "sessions": sessions,
         "cpu": statistics.median(everything),
         "rss": rss,
+        "uncached": statistics.median(uncached),
+        "uncached_rss": max(uncached_rss),
         "imports": statistics.median(imports),
         "python": statistics.median(python),
         "modules": len(modules),
@@ -175,7 +192,8 @@ def _how(m: dict) -> str:
         f"SATURATE_HOME=<a warm data folder> {shlex.join(m['cmd'])} (cwd {ROOT}) for {len(m['questions'])} questions "
         f"x {m['runs']} runs, the search cache emptied before each, bytecode cached (PYTHONPYCACHEPREFIX); CPU = user "
         "+ system of the process and its children (os.wait4); import share: the session's imports (-X importtime, "
-        "one untimed run) replayed in a bare interpreter, measured alike and interleaved"
+        "one untimed run) replayed in a bare interpreter, measured alike and interleaved; the models' optimised "
+        "graphs in the work directory (SATURATE_MODEL_CACHE), each session also run without them, interleaved"
     )
 
 
@@ -193,6 +211,7 @@ def bench_session_cpu(work: Path, p: dict, shared: dict) -> Figure:
             "imports_cpu_s": baseline(imports, "s"),
             "import_share": baseline(share, "x"),
             "python_startup_cpu_s": baseline(python, "s"),
+            "without_model_graphs_cpu_s": baseline(m["uncached"], "s"),
         },
         command=_how(m),
         details={
@@ -209,7 +228,8 @@ def bench_session_cpu(work: Path, p: dict, shared: dict) -> Figure:
     fig.notes.append(
         f"a warm session {cpu:.2f} s of CPU, of which its imports {imports:.2f} s ({share:.0%}: {m['modules']} "
         f"top-level imports replayed; -X importtime's own sum {m['importtime_ms'] / 1000:.2f} s of wall time); "
-        f"python -c pass {python:.3f} s"
+        f"python -c pass {python:.3f} s; without the models' optimised graphs kept (SATURATE_MODEL_CACHE=off, the "
+        f"same sessions interleaved) {m['uncached']:.2f} s"
         + (
             "; heaviest imports by saturate's modules: "
             + ", ".join(f"{n} {ms:.0f} ms (by {by})" for n, by, ms in m["heaviest"])
@@ -229,7 +249,10 @@ def bench_session_rss(work: Path, p: dict, shared: dict) -> Figure:
         unit="MB",
         op="<=",
         limit=400,
-        baselines={"median_peak_rss_mb": baseline(statistics.median(m["rss"]), "MB")},
+        baselines={
+            "median_peak_rss_mb": baseline(statistics.median(m["rss"]), "MB"),
+            "without_model_graphs_peak_rss_mb": baseline(m["uncached_rss"], "MB"),
+        },
         command=f"the largest max RSS (os.wait4) of the sessions of session_cpu_s: {_how(m)}",
         details={"peak_rss_mb_runs": [round(x, 1) for x in m["rss"]]},
     )
