@@ -218,19 +218,10 @@ def _session(path: Path, sha256: str | None = None):
     one's time, 1.7x without spinning). Building a corpus's vectors, batch after batch, gains nothing from
     spinning alone on the machine (1,024 summaries: 5.6-6.3 s with it, 5.7-5.9 s without) and loses badly
     beside any other busy process (17.3 s with it, 5.8 s without, at a load of 3: a test run, a second session)."""
-    import onnxruntime as ort  # lazy: only when the ONNX model is used
-
-    def options():
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        return options
-
-    # the default model's optimised graph is kept on disk (state/onnx_cache.py: 45 ms of CPU a process); a model
-    # the user named (``sha256`` None) is optimised each time, as its file may change under the same name
-    return onnx_cache.inference_session(path, options, name="embedding", sha256=sha256)
+    # onnxruntime is imported there (lazy: only when the ONNX model is used). The default model's optimised graph is
+    # kept on disk (45 ms of CPU a process); a model the user named (``sha256`` None) is optimised each time, as its
+    # file may change under the same name
+    return onnx_cache.inference_session(path, onnx_cache.session_options(), name="embedding", sha256=sha256)
 
 
 class OnnxEmbeddings(Embeddings):

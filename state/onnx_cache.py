@@ -49,6 +49,26 @@ def cache_dir() -> Path | None:
         return None
 
 
+def session_options(threads: int | None = None) -> Callable[[], Any]:
+    """A factory of the ``SessionOptions`` both models are built with: every rewrite on, only errors logged, the
+    threads not spinning (by default onnxruntime's threads busy-wait after each run for the next one, which took
+    the CPU from the rest of a round on 2 cores: graph/embeddings.py ``_session`` has the figures), ``threads``
+    threads for a run (None: onnxruntime's default, one per core)."""
+    import onnxruntime as ort
+
+    def options():
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        if threads is not None:
+            opts.intra_op_num_threads = threads
+        return opts
+
+    return options
+
+
 def cached_name(name: str, sha256: str, disabled_optimizers: Sequence[str] = ()) -> str:
     """The file name of a model's optimised graph: what it was made from and by what."""
     import onnxruntime as ort
@@ -59,18 +79,20 @@ def cached_name(name: str, sha256: str, disabled_optimizers: Sequence[str] = ())
 
 def inference_session(
     model: bytes | Path,
-    options: Callable[[], Any],
+    options: Callable[[], Any] | None = None,
     *,
     name: str,
     sha256: str | None,
     disabled_optimizers: Sequence[str] = (),
 ):
     """An onnxruntime CPU session of ``model`` (its bytes or its file), built with ``options()`` (fresh
-    ``SessionOptions``, every rewrite on) — from the optimised graph kept for ``name`` and ``sha256`` when there is
-    one, else from ``model``, writing the optimised graph out for the next process. ``sha256`` None (a model the
-    user named, whose file may change under the same name): built from ``model``, nothing kept."""
+    ``SessionOptions``, every rewrite on; default ``session_options()``) — from the optimised graph kept for ``name``
+    and ``sha256`` when there is one, else from ``model``, writing the optimised graph out for the next process.
+    ``sha256`` None (a model the user named, whose file may change under the same name): built from ``model``,
+    nothing kept."""
     import onnxruntime as ort
 
+    options = options or session_options()
     folder = cache_dir() if sha256 else None
     if folder is None:
         return _build(ort, model, options(), disabled_optimizers)

@@ -297,24 +297,13 @@ class Reader:
         model_raw = _checked_bytes(folder / MODEL_FILE.name, want, check_sha)
         tok_raw = _checked_bytes(folder / TOKENIZER_FILE.name, want, check_sha)
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            def options():
-                options = ort.SessionOptions()
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                options.log_severity_level = 3
-                # not spinning: see graph/embeddings.py::_session (spinning threads took the CPU from the rest of a
-                # round)
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-                # one thread: a run reads one pair (BATCH) of some fifty tokens, too little to share between
-                # threads; two threads (onnxruntime's default on 2 cores) cost 28% more CPU at the same wall time,
-                # the scores bit for bit the same (3 questions x 60 sentences); and a batch's sessions, each in its
-                # own thread, read at once
-                options.intra_op_num_threads = 1
-                return options
-
+            # one thread: a run reads one pair (BATCH) of some fifty tokens, too little to share between threads;
+            # two threads (onnxruntime's default on 2 cores) cost 28% more CPU at the same wall time, the scores bit
+            # for bit the same (3 questions x 60 sentences); and a batch's sessions, each in its own thread, read at
+            # once. The threads do not spin (onnx_cache.session_options).
+            options = onnx_cache.session_options(threads=1)
             # the optimised graph of a model whose sha256 was checked is kept on disk (state/onnx_cache.py: 25 ms
             # of CPU a process); the bytes are still read and checked above, so a damaged file is still refused
             self._session = onnx_cache.inference_session(
