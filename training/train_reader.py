@@ -28,6 +28,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import random
 import shutil
 import sys
@@ -144,6 +145,8 @@ def validate(model, enc: Encoder, rows: list[dict]) -> dict:
 
 def export(model, enc: Encoder, out: Path, rows: list[dict]) -> dict:
     """The float model to ONNX, then int8; the int8 model's validation figure."""
+    # this script runs without saturate (its own venv): onnxruntime's telemetry off here too (docs/security.md)
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
