@@ -79,29 +79,24 @@ def cached_name(name: str, sha256: str, disabled_optimizers: Sequence[str] = ())
 
 def inference_session(
     model: bytes | Path,
-    options: Callable[[], Any] | None = None,
+    options: Callable[[], Any],
     *,
     name: str,
     sha256: str | None,
     disabled_optimizers: Sequence[str] = (),
 ):
     """An onnxruntime CPU session of ``model`` (its bytes or its file), built with ``options()`` (fresh
-    ``SessionOptions``, every rewrite on; default ``session_options()``) — from the optimised graph kept for ``name``
+    ``SessionOptions``, every rewrite on: ``session_options``) — from the optimised graph kept for ``name``
     and ``sha256`` when there is one, else from ``model``, writing the optimised graph out for the next process.
     ``sha256`` None (a model the user named, whose file may change under the same name): built from ``model``,
     nothing kept."""
     import onnxruntime as ort
 
-    options = options or session_options()
     folder = cache_dir() if sha256 else None
     if folder is None:
         return _build(ort, model, options(), disabled_optimizers)
     file = folder / cached_name(name, sha256 or "", disabled_optimizers)
-    try:
-        kept = file.is_file()
-    except (OSError, ValueError):  # a NUL byte in the name, a symbolic link loop: built as without a cache
-        return _build(ort, model, options(), disabled_optimizers)
-    if kept:
+    if file.is_file():  # False under a link loop or a file in the folder's place: the mkdir below then fails
         opts = options()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # rewritten already
         try:

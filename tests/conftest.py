@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -275,6 +276,43 @@ def run_cli(*args, home, env=None, timeout=120):
         timeout=timeout,
         env=child_env(home, **(env or {})),
     )
+
+
+def saturate_cli(home, *args, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m saturate.cli ARGS`` in ``child_env(home)``, stdin closed, asserting that whatever it says on
+    stderr is no traceback (the tests of bad input: one line and an exit code)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "saturate.cli", *args],
+        env=child_env(home, **(env or {})),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def without_waiting_on(fifo: Path, call, other_end: int, what: str) -> list:
+    """``call()`` in a thread: [what it returned, or the exception it raised]. Still running after 10 s (an
+    ``open()`` waiting on ``fifo``), the FIFO's other end (``os.O_RDONLY`` or ``os.O_WRONLY``) is opened so that the
+    thread ends, and the test fails: "``what`` waited on the FIFO"."""
+    got: list = []
+
+    def target():
+        try:
+            got.append(call())
+        except BaseException as exc:
+            got.append(exc)
+
+    worker = threading.Thread(target=target)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        os.close(os.open(fifo, other_end | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail(f"{what} waited on the FIFO")
+    return got
 
 
 def in_the_foreground() -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +17,7 @@ import pytest
 from saturate.graph import batch
 from saturate.graph.session import InputError
 
-from conftest import child_env
-
-SAT = [sys.executable, "-m", "saturate.cli"]
+from conftest import saturate_cli
 
 
 def row(task_id: str, status: str = "done") -> str:
@@ -30,11 +26,7 @@ def row(task_id: str, status: str = "done") -> str:
 
 
 def run(home, *args):
-    done = subprocess.run(
-        [*SAT, *args], env=child_env(home), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return saturate_cli(home, *args)
 
 
 @pytest.fixture

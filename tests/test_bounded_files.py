@@ -7,30 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import threading
 
 import pytest
 
 from saturate.state.files import MAX_LINE_BYTES
 
-from conftest import child_env
+from conftest import saturate_cli, without_waiting_on
 
 DEVICE = "is a device, pipe or socket, not a regular file"
 
 
 def run(home, *args, timeout=60):
-    done = subprocess.run(
-        [sys.executable, "-m", "saturate.cli", *args],
-        env=child_env(home),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return saturate_cli(home, *args, timeout=timeout)
 
 
 @pytest.mark.parametrize(
@@ -161,14 +149,9 @@ def test_the_monitors_subset_of_a_pipe_is_none_at_once(tmp_path):
 
     fifo = tmp_path / "tasks.jsonl"
     os.mkfifo(fifo)
-    got = []
-    worker = threading.Thread(target=lambda: got.append(_write_subset(str(fifo), {"q1"}, tmp_path / "o.jsonl")))
-    worker.start()
-    worker.join(10)
-    if worker.is_alive():  # stuck in open(): a writer end lets it go, so the test ends (and fails)
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        worker.join(10)
-        pytest.fail("_write_subset waited on the FIFO")
+    got = without_waiting_on(
+        fifo, lambda: _write_subset(str(fifo), {"q1"}, tmp_path / "o.jsonl"), os.O_WRONLY, "_write_subset"
+    )
     assert got == [None]
     tasks = tmp_path / "t.jsonl"
     tasks.write_text('{"id": "q1", "question": "a"}\r\n{"id": "q2", "question": "b"}\n')

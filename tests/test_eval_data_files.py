@@ -11,8 +11,6 @@ import json
 import os
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,22 +18,13 @@ import pytest
 from saturate.state.errors import BadInput
 from saturate.state.files import MAX_EVAL_FILE_BYTES, MAX_EVAL_LINE_BYTES, bounded_jsonl
 
-from conftest import child_env, fake_eval_data
+from conftest import fake_eval_data, saturate_cli
 
 QUICK_S = 30  # a refusal takes a second or two (the imports); a FIFO's open() never returned
 
 
 def run(home, *args, env=None):
-    done = subprocess.run(
-        [sys.executable, "-m", "saturate.cli", *args],
-        env=child_env(home, **(env or {})),
-        capture_output=True,
-        text=True,
-        timeout=QUICK_S,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return saturate_cli(home, *args, timeout=QUICK_S, env=env)
 
 
 def damage(path: Path, kind: str) -> str:

@@ -10,10 +10,7 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -22,18 +19,13 @@ import pytest
 from saturate.state import files
 from saturate.state.errors import BadInput
 
-from conftest import child_env, fake_eval_data
+from conftest import fake_eval_data, saturate_cli, without_waiting_on
 
-SAT = [sys.executable, "-m", "saturate.cli"]
 QUICK_S = 30  # a refusal takes a second or two (the imports); a FIFO's open() never returned
 
 
 def run(home, *args, timeout=QUICK_S):
-    done = subprocess.run(
-        [*SAT, *args], env=child_env(home), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return saturate_cli(home, *args, timeout=timeout)
 
 
 def refused(done, path, said: str) -> None:
@@ -142,21 +134,9 @@ def test_a_fifo_made_after_the_check_is_refused_at_open_not_waited_on(tmp_path, 
     monkeypatch.setattr(files, "output_path", lambda path, what, error: Path(path))  # the check passed, then ...
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    got: list[BaseException] = []
-
-    def open_it():
-        try:
-            files.open_output(fifo, "--out", BadInput, append=True).close()
-        except BaseException as exc:
-            got.append(exc)
-
-    worker = threading.Thread(target=open_it)
-    worker.start()
-    worker.join(10)
-    if worker.is_alive():  # stuck in open(): a reader end lets it go, so the test ends (and fails)
-        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-        worker.join(10)
-        pytest.fail("open_output waited on the FIFO")
+    got = without_waiting_on(
+        fifo, lambda: files.open_output(fifo, "--out", BadInput, append=True).close(), os.O_RDONLY, "open_output"
+    )
     assert len(got) == 1 and "is a pipe or socket that nobody reads" in str(got[0])
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:

@@ -148,16 +148,18 @@ def _measure(work: Path, p: dict, shared: dict) -> dict:
     uncached_rss: list[float] = []
     imports: list[float] = []
     python: list[float] = []
+
+    def session(q: str, environment: dict) -> tuple[float, float]:
+        for name in CACHE_FILES:  # the search cache emptied: the question is new to the data folder
+            (home / name).unlink(missing_ok=True)
+        return cpu_and_rss(cmd(q), environment)
+
     for r in range(runs):
         for q in questions if r % 2 == 0 else questions[::-1]:
-            for name in CACHE_FILES:
-                (home / name).unlink(missing_ok=True)
-            cpu, peak = cpu_and_rss(cmd(q), env)
+            cpu, peak = session(q, env)
             sessions[q].append(cpu)
             rss.append(peak)
-            for name in CACHE_FILES:
-                (home / name).unlink(missing_ok=True)
-            cpu, peak = cpu_and_rss(cmd(q), env_uncached)
+            cpu, peak = session(q, env_uncached)
             uncached.append(cpu)
             uncached_rss.append(peak)
         imports.append(cpu_and_rss(replay, env)[0])
