@@ -223,8 +223,8 @@ def with_overview(answered, brief: list[dict]):
     if not text:
         return answered
     note = (
-        f"reader: no one sentence answers the question as a whole; the answer is the brief's first sentence of each "
-        f"of its {len(brief)} parts, as likely"
+        f"reader: no one sentence answers the question as a whole; the answer is, for each of its {len(brief)} parts, "
+        f"the brief's first sentence that fits in the part's share of the answer, as likely"
     )
     sources = cited_refs(answered.sources, text)
     return replace(answered, answer=text, sources=sources, answered=True, level="likely", notes=[*answered.notes, note])
