@@ -22,7 +22,8 @@ cited and marked as the sources bear them out (the seeds' verification and trian
    none does; **contradicted** when another source says nearly the same sentence with another number or year.
 5. ``overview``: for a question of several parts that no one sentence answers (the reader's "not found": a
    comparison, an explanation, causes and effects), the direct answer is, for each part, the brief's first sentence
-   that fits in the part's share of the answer, as likely — a brief that holds every part is not shown under "the sources do not answer this".
+   that fits in the part's share of the answer, as likely — a brief that holds every part is not shown under "the
+   sources do not answer this".
 """
 
 from __future__ import annotations
