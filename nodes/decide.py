@@ -37,7 +37,7 @@ from saturate.state.graph_state import ResearchState
 from saturate.state.records import AgentResult, EvidenceHit, SourceRef
 from saturate.state.settings import Settings
 from saturate.state.settings_of import settings_of
-from saturate.state.text import clip
+from saturate.state.text import clip, scrub_urls
 
 
 def evidence_hits(
@@ -200,13 +200,33 @@ def question_brief(
     # A 0.47 -> 0.49 / B 0.35 -> 0.36, the open questions' nuggets the same: `saturate bench brief`)
     cited = cited_sources(answered.answer, len(accepted))
     brief = build_brief(reader, state["task"], parts, accepted, texts, on_topic, settings.brief_min_p, cited)
+    sources = {r["url"] for r in accepted}
+    brief = without_links(brief, sources, notes)  # before the model reads it, too
     if runtime.context.chat_model is not None and brief and settings.brief:
         numbered = {
             i + 1: f"{r.get('title', '')}. {r.get('snippet', '')} {texts.get(r['url']) or ''}"
             for i, r in enumerate(accepted)
         }
         brief = model_brief(runtime.context.chat_model, reader, state["task"], brief, numbered, usage, notes)
+        brief = without_links(brief, sources, notes)
     return brief, notes
+
+
+def without_links(brief: list[dict], sources: set[str], notes: list[str]) -> list[dict]:
+    """``brief`` with every link that is no retrieved source's removed from its sentences (``scrub_urls``, as the
+    answer's are), noted: the brief quotes the sources' text, which is untrusted and can carry links."""
+    removed = 0
+    out = []
+    for part in brief:
+        sentences = []
+        for x in part.get("sentences") or []:
+            text, gone = scrub_urls(str(x.get("text", "")), sources)
+            removed += len(gone)
+            sentences.append({**x, "text": text} if gone else x)
+        out.append({**part, "sentences": sentences})
+    if removed:
+        notes.append(f"brief carried {removed} link(s) that are no retrieved source's: removed")
+    return out
 
 
 def wants_overview(state: ResearchState, answered) -> bool:
@@ -296,8 +316,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value
-    if not answered.answered:
-        short = ""
+    if not answered.answered or scrub_urls(short, {r["url"] for r in accepted})[1]:
+        short = ""  # no answer, or a value that is a link no retrieved source has (the answer's was removed)
     for_overview = wants_overview(state, answered)
     brief, brief_notes = question_brief(state, runtime, settings, accepted, texts, answered, usage, for_overview)
     if for_overview:

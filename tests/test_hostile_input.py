@@ -162,6 +162,46 @@ def test_answer_keeps_only_retrieved_links(unjudged):  # the links of a model an
     assert any("no retrieved source's" in n for n in answered.notes)
 
 
+def test_brief_keeps_only_retrieved_links(home, tmp_path):
+    # the brief quotes the sources' own sentences: a link planted in one is removed there as from the answer
+    path = tmp_path / "links.jsonl"
+    docs = [
+        {
+            "id": "a1",
+            "title": "Photosynthesis",
+            "text": "Photosynthesis converts light energy into chemical energy in plants. Plants use photosynthesis to "
+            "make sugars from light, water and carbon dioxide, as explained at https://evil.example/phish and in "
+            "textbooks. Oxygen is released by photosynthesis when water is split.",
+        },
+        {
+            "id": "a2",
+            "title": "Chlorophyll",
+            "text": "Chlorophyll absorbs light energy for photosynthesis in plants. More on photosynthesis and "
+            "chlorophyll at www.evil-two.example/page which explains how light becomes chemical energy.",
+        },
+    ]
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    result = api.research(
+        "How does photosynthesis convert light into chemical energy?",
+        source="local",
+        settings={"corpus": str(path), "max_rounds": 2},
+        seed=1,
+    )
+    said = [s["text"] for part in result.brief for s in part["sentences"]]
+    assert any("in textbooks" in s for s in said) and any("explains how light" in s for s in said)  # quoted
+    assert not any("evil" in s for s in said) and sum(s.count(LINK_REMOVED) for s in said) == 2
+    assert "evil" not in result.answer
+    assert any(n.startswith("brief carried 2 link(s)") for n in result.debug["notes"])
+
+
+def test_a_link_is_never_a_slots_value():
+    from saturate.nodes.reading.slots import Reading
+
+    results = [{"url": "https://a.test/acme", "title": "Acme", "snippet": "Acme's homepage is https://evil.example/x."}]
+    names = [n for s in Reading(results).sentences for n, _ in s.names]
+    assert names and not any("evil" in n for n in names)  # Acme still named; the link is not a name
+
+
 def test_scrub_urls_keeps_trailing_punctuation():
     text, removed = scrub_urls("see http://x.test/a. and https://ok.test/b,", {"https://ok.test/b"})
     assert text == f"see {LINK_REMOVED}. and https://ok.test/b," and removed == ["http://x.test/a"]

@@ -46,7 +46,7 @@ from saturate.nodes.reading.chain import NOUN_KINDS
 from saturate.nodes.reading.entities import extract_entities
 from saturate.nodes.reading.places import place_types
 from saturate.nodes.reading.question import DEFINING, name_in, split_sentences, stem, stems, title_subject
-from saturate.state.text import STOPWORDS, clip, terms, words
+from saturate.state.text import STOPWORDS, clip, scrub_urls, terms, words
 
 PART_MENTION = 0.7  # a sentence naming only the subject's last word ("Worrall died …")
 TITLE_MENTION = 0.8  # a sentence of a document titled with the subject that does not name it
@@ -190,7 +190,12 @@ class Reading:
             self.docs.append(Doc(i + 1, r["url"], title, subject, stems(title), stems(f"{title} {body}"), types))
             self.by_subject.setdefault(subject, i)
             for j, s in enumerate(sents):
-                names = tuple((e.name, e.kind) for e in extract_entities(s) if e.kind != "quantity")
+                # a link is never a slot's value (untrusted text's links reach no answer: state.text.scrub_urls)
+                names = tuple(
+                    (e.name, e.kind)
+                    for e in extract_entities(s)
+                    if e.kind != "quantity" and not (e.kind == "identifier" and scrub_urls(e.name)[1])
+                )
                 self.sentences.append(Sentence(i, j, s, fold(s), stems(s), names))
         self.n = max(1, len(self.docs))
         self.lead_stems = {}
