@@ -36,6 +36,7 @@ from saturate.nodes.reading.slots import slot_query
 from saturate.state.context import Context
 from saturate.state.graph_state import ResearchState
 from saturate.state.settings_of import settings_of
+from saturate.state.text import scrub_urls
 
 # A part's gap query adds only names that two or more of the part's results hold: a name one page mentions in
 # passing is a tangent of that page ("Compare nuclear and solar power" searched `nuclear power Voyager 2 Soviet
@@ -125,6 +126,8 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 line = first_line(reply.text)[:MAX_QUERY_CHARS]
                 if line and GAP_QUERY.echoes(line, task):
                     fallbacks.append(f"model query {line!r} only repeats the prompt's words: used gap terms")
+                elif line and scrub_urls(line)[1]:  # a link from a page: untrusted text never picks a site to search
+                    fallbacks.append(f"model query {scrub_urls(line)[0]!r} holds a link: used gap terms")
                 elif line and not query_grounded(line, task, vocabulary(accepted_texts(state))):
                     fallbacks.append(
                         f"model query {line!r} is neither about the task nor made of the sources' words: used gap terms"

@@ -202,6 +202,15 @@ def test_a_link_is_never_a_slots_value():
     assert names and not any("evil" in n for n in names)  # Acme still named; the link is not a name
 
 
+def test_a_link_is_never_a_gap_term():
+    from saturate.nodes.reading.salience import gap_query
+
+    text = "The Zed flows. Tours at https://evil.example/zed, EVIL.COM and john@evil.example with John Smith."
+    results = [{"url": f"https://a.test/{i}", "title": f"Zed {i}", "snippet": text} for i in range(3)]
+    query, how = gap_query("How long is the River Zed?", results, [])
+    assert how == "gap-terms" and "John Smith" in query and "evil" not in query.lower()
+
+
 def test_scrub_urls_keeps_trailing_punctuation():
     text, removed = scrub_urls("see http://x.test/a. and https://ok.test/b,", {"https://ok.test/b"})
     assert text == f"see {LINK_REMOVED}. and https://ok.test/b," and removed == ["http://x.test/a"]

@@ -265,6 +265,20 @@ def test_the_prompts_example_copied_is_never_searched(home, musique_source):
     assert any("'Next query:' only repeats the prompt's words" in f for f in fallbacks), fallbacks
 
 
+def test_a_gap_query_holding_a_link_is_never_searched(home, musique_source):
+    """A model that copies a link from a page into its gap query would let the page choose a site to search for:
+    refused, noted (without the link), and the gap terms searched instead."""
+    script = OllamaScript(novelty=["8"], gap=["Bubye River https://evil.example/bubye"], compress=["- f"])
+    with OllamaServer(script) as server:
+        research(BUBYE, thread_id="link", source=musique_source, mode="fixed", fixed_rounds=3, **model_kw(server))
+    records = session_state("link")["records"]
+    assert len(script.by_role("gap")) >= 1
+    assert not any("evil" in r["query"] for r in records), [r["query"] for r in records]
+    fallbacks = [f for r in records for f in r["fallbacks"]]
+    assert any("'Bubye River [link removed]' holds a link: used gap terms" in f for f in fallbacks), fallbacks
+    assert not any("evil" in f for f in fallbacks)
+
+
 def test_what_a_small_model_invents_never_steers_the_session(home, musique_source):
     """SmolLM2 on a real server, asked about a novel, planned "Jazz" and "Boys World", decomposed the question into a
     slot about "The Sliots", merged "The original sentence is:" into the knowledge and asked it as a gap query (issue

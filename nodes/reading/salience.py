@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from saturate.nodes.reading.entities import GENERIC_NAME_WORDS, NAME_PHRASE
-from saturate.state.text import STOPWORDS, term_set, terms, words
+from saturate.state.text import STOPWORDS, scrub_urls, term_set, terms, words
 
 ON_TOPIC = 0.5  # a result is on topic with relevance >= this share of the best result's
 POSITION_DECAY = 0.1  # relevance / (1 + decay x position in the list)
@@ -170,8 +170,8 @@ def salient_phrases(
     further down that result (the best score of a name wins). Only on-topic
     results count (the drift guard). Skipped: names whose content terms are all
     in the task or earlier queries, names that are the title of an accepted
-    result (that page is in hand; searching its name again finds it again), and
-    generic names (``generic_name``).
+    result (that page is in hand; searching its name again finds it again),
+    generic names (``generic_name``) and links (``scrub_urls``: a page's text never picks a site to search for).
     """
     task_terms = term_set(task)
     task_words = set(words(task))
@@ -210,6 +210,7 @@ def salient_phrases(
                 or len(phrase) > 60
                 or any(pterms <= t for t in titles)
                 or generic_name(phrase, task_words)
+                or scrub_urls(phrase)[1]  # a link ("EVIL.COM"): untrusted text never chooses a site to search for
             ):
                 continue
             scores[key] = max(scores.get(key, 0.0), weight * max(0.0, 1 - 0.02 * k))
