@@ -86,11 +86,21 @@ def test_a_multi_source_session_as_markdown(home, tmp_path):
     assert all(f"<h3>{s['name']}" in html for s in view["sources"])
 
 
+def test_untrusted_text_holds_no_bare_link_for_github_to_make_a_link_of():
+    # GitHub's renderer links a bare URL, "www." name or mail address in plain text: such text leaves them out
+    hostile = "see https://evil.example/a, www.evil.example, EVIL.COM and john@evil.example | ok"
+    assert "evil" not in text(hostile).lower() and text(hostile).count("link removed") == 4
+    # an answer may still name a source's own URL (as text), never another
+    sources = [{"n": 1, "url": "https://a.example/x"}]
+    answer = cited("Read https://a.example/x [1], not https://evil.example/y.", sources)
+    assert "https://a.example/x" in answer and "evil" not in answer
+
+
 def test_untrusted_text_cannot_add_links_images_or_html():
     hostile = "Click [here](http://evil.example/x) ![img](http://evil.example/i.png) <script>alert(1)</script> | a"
     html, tokens = rendered(f"{text(hostile)}\n")
     assert "<script>" not in html and "<img" not in html and not links(tokens)
-    assert "[here](http://evil.example/x)" in html  # shown as written
+    assert "[here]([link removed])" in html  # shown as written, its link removed
     # a citation becomes a link only when it names a source with a web URL
     answer = cited(
         "It is Victoria Falls [1], not [7] [2].",

@@ -4,9 +4,9 @@ sources' tags and who found them, and each source's queries and loop.
 
 It reads the same view as the HTML report (``report.load_session``) and writes GitHub-flavoured Markdown
 (pipe tables) that also reads well in a notes app. Every text from a search result, a page or a model
-(titles, queries, answers) is untrusted: Markdown's special characters are escaped so that it shows as written
-and cannot open a link, an image or HTML; links are only the sources' own http(s) URLs, percent-encoded where
-Markdown would end them.
+(titles, queries, answers) is untrusted: a link in it is removed (GitHub makes a link of a bare URL) and Markdown's
+special characters are escaped so that it shows as written and cannot open a link, an image or HTML; links are only
+the sources' own http(s) URLs, percent-encoded where Markdown would end them.
 """
 
 from __future__ import annotations
@@ -17,15 +17,18 @@ from urllib.parse import quote
 
 from saturate.state.errors import BadInput
 from saturate.state.files import write_output
-from saturate.state.text import printable
+from saturate.state.text import printable, scrub_urls
 from saturate.views.brief import NOTHING, mark
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 _CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
-def _escaped(value: object) -> str:
-    return _SPECIAL.sub(r"\\\1", printable(str(value or ""), newlines=False))
+def _escaped(value: object, allowed: frozenset[str] = frozenset()) -> str:
+    # links first (``scrub_urls``: "[link removed]"), then Markdown's special characters: GitHub's renderer makes a
+    # link of a bare "https://…", "www.…" or mail address in plain text (its autolink extension): removed, not escaped
+    said = scrub_urls(str(value or ""), allowed)[0]
+    return _SPECIAL.sub(r"\\\1", printable(said, newlines=False))
 
 
 def text(value: object) -> str:
@@ -48,7 +51,7 @@ def url(value: str) -> str:
 
 def link(title: str, target: str) -> str:
     """``[title](url)``, or the escaped title alone when the URL is not a web address."""
-    shown = text(title) or text(target)
+    shown = text(title) or _escaped(target, frozenset({target})).strip()
     href = url(target)
     return f"[{shown}]({href})" if href else shown
 
@@ -56,14 +59,15 @@ def link(title: str, target: str) -> str:
 def cited(answer: str, sources: list[dict]) -> str:
     """The answer escaped, each ``[n]`` naming a source made a link to it (others left as text)."""
     by_n = {int(s["n"]): s.get("url", "") for s in sources if s.get("n") is not None}
+    own = frozenset(u for u in by_n.values() if u)  # the sources' own URLs an answer may name
     out, at = [], 0
     for m in _CITATION.finditer(answer or ""):
-        out.append(_escaped(answer[at : m.start()]))
+        out.append(_escaped(answer[at : m.start()], own))
         n = int(m.group(1))
         href = url(by_n.get(n, ""))
         out.append(f"[\\[{n}\\]]({href})" if href else f"\\[{n}\\]")
         at = m.end()
-    out.append(_escaped(answer[at:]))
+    out.append(_escaped(answer[at:], own))
     return "".join(out).strip()
 
 
