@@ -374,9 +374,12 @@ def answer_task(
             )
         notes += own
     # an answer points only at retrieved sources: a link from untrusted text (or a model obeying it) goes
-    answer, removed = scrub_urls(answer, {r["url"] for r in results})
+    allowed = {r["url"] for r in results}
+    answer, removed = scrub_urls(answer, allowed)
     if removed:
         notes.append(f"answer carried {len(removed)} link(s) that are no retrieved source's: removed")
+    if scrub_urls(short, allowed)[1]:  # the reader's span, a link the answer no longer holds: no value
+        short = ""
     return Answered(
         answer, method, cited_refs(refs, answer), notes, not answer.startswith(NOT_ANSWERED), reader_p, level, short
     )

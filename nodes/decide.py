@@ -316,8 +316,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value
-    if not answered.answered or scrub_urls(short, {r["url"] for r in accepted})[1]:
-        short = ""  # no answer, or a value that is a link no retrieved source has (the answer's was removed)
+    if not answered.answered:
+        short = ""
     for_overview = wants_overview(state, answered)
     brief, brief_notes = question_brief(state, runtime, settings, accepted, texts, answered, usage, for_overview)
     if for_overview:

@@ -126,8 +126,8 @@ def plan_query(state: ResearchState, runtime: Runtime[Context]) -> dict:
                 line = first_line(reply.text)[:MAX_QUERY_CHARS]
                 if line and GAP_QUERY.echoes(line, task):
                     fallbacks.append(f"model query {line!r} only repeats the prompt's words: used gap terms")
-                elif line and scrub_urls(line)[1]:  # a link from a page: untrusted text never picks a site to search
-                    fallbacks.append(f"model query {scrub_urls(line)[0]!r} holds a link: used gap terms")
+                elif line and (unlinked := scrub_urls(line))[1]:  # a page's link: never a site to search for
+                    fallbacks.append(f"model query {unlinked[0]!r} holds a link: used gap terms")
                 elif line and not query_grounded(line, task, vocabulary(accepted_texts(state))):
                     fallbacks.append(
                         f"model query {line!r} is neither about the task nor made of the sources' words: used gap terms"
