@@ -260,10 +260,13 @@ def judged_by_reader(
     pages: dict[str, str],
     min_p: float,
     notes: list[str],
+    meaning: Mapping[int, float] | None = None,
 ) -> str:
     """The sentences of the model's (grounded, cited) ``answer`` the reader reads as answering ``task`` at least as
-    well as the best sentence of the sources; "" when none is (noted: the caller's reader or rules answer)."""
-    reads = read_results(judge, task, results, pages)
+    well as the best sentence of the sources; "" when none is (noted: the caller's reader or rules answer);
+    ``meaning``: ``reading.answer.doc_meaning``'s cosines, which the sources' and the answer's sentences are read
+    with."""
+    reads = read_results(judge, task, results, pages, meaning)
     best = reads[0].p if reads else 0.0
     if answer.startswith(NOT_ANSWERED):
         found = confidence(judge, reads)
@@ -281,7 +284,7 @@ def judged_by_reader(
         cites = cited_numbers(sentence)
         text = uncited(sentence)
         cands.append(Candidate(cites[0] - 1 if cites else -1, i, titles.get(cites[0], "") if cites else "", text))
-    scored = judge.read(task, cands)
+    scored = judge.read(task, cands, meaning)
     kept = [s for s, x in zip(sentences, scored) if x.p >= best]
     if not kept:
         top = max((x.p for x in scored), default=0.0)
@@ -312,6 +315,7 @@ def answer_task(
     judge: Reader | None = None,
     rules_words: int = 0,
     rules_short: str = "",
+    meaning: Mapping[int, float] | None = None,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
     a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
@@ -320,7 +324,8 @@ def answer_task(
     ``judge``: the trained reader that judges the model's answer (``judged_by_reader``; ``reader`` when None), None
     for no judgement; ``rules_words``: ``reader_rules_words`` (a long question the reader reads nothing plausible
     for gets the rules' answer, as likely); ``rules_short``: the slots' value (``reading.slots.short_answer``), what
-    a model's answer must hold to stand for the rules' answer (``agrees``)."""
+    a model's answer must hold to stand for the rules' answer (``agrees``); ``meaning``: the cosine of each result's
+    document to the task (``reading.answer.doc_meaning``), which the reader reads with."""
     judge = judge if judge is not None else reader
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
@@ -331,7 +336,7 @@ def answer_task(
         try:
             said = model_answer(task, refs, prompt_sources(results, pages, refs), model, usage, notes)
             if said and judge is not None and is_english(task):  # the reader reads English
-                said = judged_by_reader(judge, task, said, results, pages, min_p, notes)
+                said = judged_by_reader(judge, task, said, results, pages, min_p, notes, meaning)
         except Exception as exc:  # recorded; the extractive answer is used
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
     # the answer without the model: what the model's may restate or fill in, never overrule
@@ -346,11 +351,12 @@ def answer_task(
         )
         reader_p = read.best_p
     elif reader is not None and verdict is None:
-        read = reader_answer(reader, task, results, pages, min_p, confident_p, rules_words=rules_words)
+        read = reader_answer(reader, task, results, pages, min_p, confident_p, rules_words=rules_words, meaning=meaning)
         answer, method, level, short = read.answer, "reader", read.level, read.short
         own.append(
             f"reader: {read.level}, confidence {read.best_p:.3f} (answered from {max(confident_p, min_p):g}, "
             f"not found below {min_p:g})"
+            + ("; read with the pages' meaning" if read.reads and read.reads[0].meaning is not None else "")
             + (
                 f"; nothing plausible read for a question of {rules_words} words or more: the extractive rules' "
                 "answer given as likely"

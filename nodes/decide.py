@@ -23,7 +23,7 @@ from saturate.nodes._brief_model import model_brief
 from saturate.nodes._judge import UNQUOTED, model_stance, write_proof
 from saturate.nodes._model import ModelUsage, error_text
 from saturate.nodes._notes import drain_notes
-from saturate.nodes.reading.answer import LIKELY_PREFIX, reads_question
+from saturate.nodes.reading.answer import LIKELY_PREFIX, doc_meaning, reads_question
 from saturate.nodes.reading.brief import build_brief, overview
 from saturate.nodes.reading.crosslingual import is_english
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
@@ -313,6 +313,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         judge,
         settings.reader_rules_words,
         short,
+        doc_meaning(reader or judge, runtime.context.source, task, accepted),
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value

@@ -29,7 +29,7 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from saturate.nodes._answer import trained_reader
-from saturate.nodes.reading.answer import confidence, read_results, reads_question, result_docs
+from saturate.nodes.reading.answer import confidence, doc_meaning, read_results, reads_question, result_docs
 from saturate.nodes.reading.brief import names_part, own_words
 from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.reader import candidates
@@ -146,7 +146,9 @@ def reader_best(
     results = list(accepted.values()) + [r for r in cur.get("results", []) if r["url"] not in accepted]
     if not results:
         return None
-    reads = read_results(reader, state["task"], results, result_texts(runtime.context.source, results))
+    source = runtime.context.source
+    meaning = doc_meaning(reader, source, state["task"], results)
+    reads = read_results(reader, state["task"], results, result_texts(source, results), meaning)
     if not reads:
         return None
     top = reads[0]

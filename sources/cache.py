@@ -124,6 +124,11 @@ class CachedSource:
         inner = getattr(self.inner, "vectors_of", None)
         return inner(ids) if inner is not None else {}
 
+    def meaning(self, question: str, ids: list[str], identity: str) -> dict[str, float]:
+        """The inner corpus's ``LocalCorpus.meaning``; {} for a source without stored vectors."""
+        inner = getattr(self.inner, "meaning", None)
+        return inner(question, ids, identity) if inner is not None else {}
+
     @property
     def vector_identity(self) -> str | None:
         return getattr(self.inner, "vector_identity", None)

@@ -97,6 +97,15 @@ class FallbackSource:
                 out.update(read([i for i in ids if i not in out]))
         return out
 
+    def meaning(self, question: str, ids: list[str], identity: str) -> dict[str, float]:
+        """``LocalCorpus.meaning`` of these documents, from the members that store vectors of that model."""
+        out: dict[str, float] = {}
+        for source in self.sources:
+            read = getattr(source, "meaning", None)
+            if read is not None:
+                out.update(read(question, [i for i in ids if i not in out], identity))
+        return out
+
     def close(self) -> None:
         for source in self.sources:
             close = getattr(source, "close", None)

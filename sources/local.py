@@ -42,6 +42,7 @@ MAX_QUERY_TERMS = 64  # longer queries keep their first 64 distinct terms
 FOLDER_SUFFIXES = (".md", ".txt")
 RANK = "bm25(2.0, 1.0)"  # FTS5 rank function: title weighted twice the text
 HYBRID_DEPTH = 50  # candidates each side (words, meaning) brings to the fused ranking
+QUESTION_VECTORS = 8  # meaning(): the questions whose vectors are remembered (a session's task and its parts)
 
 Record = tuple[str, str, str, str]  # id, url, title, text
 
@@ -77,6 +78,7 @@ class LocalCorpus:
         self.hybrid_weight = 1.0
         self.name_detail = "lexical (BM25)"
         self.vector_identity: str | None = None  # the model of the stored vectors (re-ranking may share them)
+        self._question_vectors: dict[str, Any] = {}  # meaning(): the last questions embedded (a session asks again)
 
     # --- constructors ---------------------------------------------------------
 
@@ -316,6 +318,24 @@ class LocalCorpus:
                 ).fetchall()
                 out.update({doc_id: self._vectors.vectors[row - 1].tolist() for doc_id, row in rows})
         return out
+
+    def meaning(self, question: str, ids: list[str], identity: str) -> dict[str, float]:
+        """The cosine between ``question`` and each of these documents' stored vectors, embedded by the model the
+        vectors are of; {} unless the stored vectors are of the model ``identity`` names (what the reader's
+        calibration was fitted with: ``reading.reader``) or the question cannot be embedded. Costs one embedding
+        of the question (remembered for the next calls) and a lookup."""
+        if self._vectors is None or self.vector_identity != identity or not ids:
+            return {}
+        qvec = self._question_vectors.get(question)
+        if qvec is None:
+            try:
+                qvec = unit(self._embedder.embed_query(question))
+            except Exception:  # noqa: BLE001 - any model failure: the reader reads without the meaning (as before)
+                return {}
+            if len(self._question_vectors) >= QUESTION_VECTORS:
+                self._question_vectors.pop(next(iter(self._question_vectors)))
+            self._question_vectors[question] = qvec
+        return {doc_id: round(float(qvec @ unit(v)), 6) for doc_id, v in self.vectors_of(ids).items()}
 
     def fetch(self, result: SearchResult) -> str:
         """Title + blank line + text of the document with ``result.id``; KeyError if unknown."""

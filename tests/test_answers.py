@@ -297,13 +297,14 @@ class GivenReader:
         self.p, self.other, self.asked = p, other, []
         z = math.log(confident / (1 - confident))
         self.levels = {"question": {"bias": z, "weights": {}}}
+        self.meaning = None  # no calibration with the pages' meaning (``reader.Meaning``)
 
     def candidates(self, question, docs):
         from saturate.nodes.reading.reader import candidates
 
         return candidates(question, docs)
 
-    def read(self, question, cands):
+    def read(self, question, cands, meaning=None):
         from saturate.nodes.reading.reader import Read
 
         self.asked += list(cands)
@@ -371,10 +372,11 @@ class ScoredReader:
     def __init__(self, real, p: dict[str, float], other: float = 0.5):
         self.real, self.p, self.other = real, p, other
 
-    def read(self, question, cands):
+    def read(self, question, cands, meaning=None):
         from dataclasses import replace
 
-        return [replace(x, p=self.p.get(x.candidate.text, self.other)) for x in self.real.read(question, cands)]
+        got = self.real.read(question, cands, meaning)
+        return [replace(x, p=self.p.get(x.candidate.text, self.other)) for x in got]
 
     def __getattr__(self, name):
         return getattr(self.real, name)

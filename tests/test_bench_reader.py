@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from saturate.bench.reader import WORDS_GRID, Reading, at, choose, choose_words
+from saturate.bench.reader import GRID, WORDS_GRID, Reading, at, choose, choose_words
 from saturate.cli import main
 from saturate.state.settings import READER_RULES_WORDS
 
@@ -68,6 +68,23 @@ def test_the_words_threshold_is_chosen_on_half_a_and_never_when_it_does_not_help
     assert choose_words(hurts, 0.06) == 0
     # min_p first, with no question routed: "not found" for both is right once (the second), so the lowest such
     assert choose(helps) == 0.02
+
+
+def test_the_threshold_never_hides_more_right_answers_than_the_bound_however_many_not_found_it_makes_right():
+    # ten questions no source answers and two right answers, all read at p 0.07: "not found" below 0.08 is right for
+    # the ten and hides both right answers (100 % of them); below 0.06 it hides none
+    runs = [reading("A", p=0.07, hit=False, in_sources=False, words=3, other_hit=False) for _ in range(10)]
+    runs += [reading("A", p=0.07, hit=True, in_sources=True, words=3, other_hit=False) for _ in range(2)]
+    per_set = {"s": runs}
+    assert at(runs, 0.08)["right"] > at(runs, 0.06)["right"] and at(runs, 0.08)["not_found_answered"] == 1.0
+    assert at(runs, 0.06)["not_found_answered"] == 0.0
+    # the most right among the thresholds that hide at most HIDDEN_MAX of them: none from 0.08 on
+    assert max(GRID, key=lambda t: (at(runs, t)["right"], -t)) >= 0.08 and choose(per_set) < 0.08
+    # with ten right answers read at 0.07 and one at 0.05, hiding that one (1 of 11, 9 %) is within the bound
+    few = [reading("A", p=0.05, hit=False, in_sources=False, words=3, other_hit=False) for _ in range(10)]
+    few += [reading("A", p=0.07, hit=True, in_sources=True, words=3, other_hit=False) for _ in range(10)]
+    few += [reading("A", p=0.05, hit=True, in_sources=True, words=3, other_hit=False)]
+    assert at(few, 0.06)["not_found_answered"] == round(1 / 11, 4) and choose({"s": few}) == 0.06
 
 
 def test_a_run_on_three_questions_prints_every_figure_and_the_choices(home, tmp_path, capsys):

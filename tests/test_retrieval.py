@@ -175,6 +175,31 @@ def test_meaning_finds_what_words_miss_and_words_keep_exact_names(corpus, model)
     assert len(vectors) == 2 and shared.texts == 1  # only the document the corpus does not hold
 
 
+def test_meaning_gives_each_stored_page_its_cosine_to_the_question_under_its_own_model_only(corpus, model, tmp_path):
+    src, _ = corpus
+    m, identity = model
+    assert src.meaning("How do vaccines work?", ["vaccine"], identity) == {}  # no vectors yet
+    src.attach_vectors(m, identity, 0.4)
+    cos = src.meaning("How do vaccines work?", ["vaccine", "nile", "nope"], identity)
+    assert set(cos) == {"vaccine", "nile"}  # a document the corpus does not hold has none
+    assert cos["vaccine"] > cos["nile"] + 0.2  # the page about what is asked, by meaning
+    q = np.asarray(m.embed_query("How do vaccines work?"), dtype=np.float32)
+    v = np.asarray(src.vectors_of(["vaccine"])["vaccine"], dtype=np.float32)
+    assert cos["vaccine"] == pytest.approx(float(q @ v) / float(np.linalg.norm(q) * np.linalg.norm(v)), abs=1e-5)
+    # vectors of another model than the one asked for: nothing (the reader's calibration is of one model)
+    assert src.meaning("How do vaccines work?", ["vaccine"], "onnx:another-model") == {}
+    # a wrapper gives the inner corpus's; a model failing gives nothing, and the search still works
+    cached = CachedSource(src, SearchCache(tmp_path / "cache.db"), ttl_s=60)
+    assert cached.meaning("How do vaccines work?", ["vaccine"], identity) == {"vaccine": cos["vaccine"]}
+
+    class Broken:
+        def embed_query(self, text):
+            raise ConnectionError("ollama went away")
+
+    src._embedder = Broken()
+    assert src.meaning("Where is the Nile?", ["nile"], identity) == {}
+
+
 def test_a_model_failing_at_query_time_leaves_the_words_noted(corpus, model):
     src, _ = corpus
     m, identity = model

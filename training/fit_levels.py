@@ -15,6 +15,13 @@ Newton's method, ``fit_reader.fit``):
   span, the span's probability); the answer's three levels are thresholds on it, chosen on half A of the public sets
   by ``saturate bench reader`` (``reader_answer_q``, ``reader_likely_q``).
 
+With ``--meaning INDEX_DIR`` it also fits ``meaning`` (``reading.reader.Meaning``): the same two models with a
+third sentence feature, the cosine between the question and the sentence's page under the embedded corpus's default
+embedding model (its stored vectors, opened or built in ``INDEX_DIR`` as ``saturate bench`` opens the corpus; the
+calibration questions' candidates are the embedded corpus's pages, found by their title) — what a session reads with
+where its sources have such vectors (``reading.answer.doc_meaning``). Without it, a ``meaning`` already in
+``levels.json`` is kept.
+
 Writes ``levels.json`` (both, and the counts) and refreshes ``reader.sha256`` (the model, tokenizer and levels).
 """
 
@@ -30,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from saturate.nodes.reading.answer import QUESTION_FEATURES, question_features
-from saturate.nodes.reading.reader import Candidate, Reader
+from saturate.nodes.reading.reader import Candidate, Meaning, Reader
 
 sys.path.insert(0, str(Path(__file__).parent))
 from logistic import fit  # noqa: E402
@@ -49,11 +56,12 @@ def main(argv=None) -> int:
     p.add_argument("--pairs", type=Path, required=True)
     p.add_argument("--model", type=Path, required=True)
     p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--meaning", type=Path, default=None, help="index folder of the embedded corpus: also fit `meaning`")
     args = p.parse_args(argv)
     levels_file = args.model / "levels.json"
     # the candidates' order (fit_candidates.py) is fitted apart and kept as it is
     before = json.loads(levels_file.read_text()) if levels_file.is_file() else {}
-    kept = {k: v for k, v in before.items() if k == "candidates"}
+    kept = {k: v for k, v in before.items() if k == "candidates" or (k == "meaning" and args.meaning is None)}
     identity = {"sentence": {"weights": {"score": 1.0, "overlap": 0.0}, "bias": 0.0}}
     levels_file.write_text(json.dumps(identity) + "\n")  # while fitting
     reader = Reader(args.model, check_sha=False)
@@ -91,6 +99,8 @@ def main(argv=None) -> int:
         xq.append(question_features([reads[i] for i in ranked]))
         yq.append(float(items[ranked[0]]["label"]))
     wq, bq = fit(np.array(xq), np.array(yq))
+    if args.meaning is not None:
+        kept["meaning"] = fit_meaning(reader, per_q, args.meaning)
     spec = {
         "sentence": sentence,
         "question": {
@@ -112,6 +122,55 @@ def main(argv=None) -> int:
     write_sha256(args.model)
     print(json.dumps(spec, indent=1), file=sys.stderr)
     return 0
+
+
+def fit_meaning(reader: Reader, per_q: list, index_dir: Path) -> dict:
+    """``levels.json``'s ``meaning``: the sentence and question models with the page's cosine to the question."""
+    from saturate.bench.research import open_corpus
+    from saturate.state import load_settings
+
+    corpus = open_corpus(None, index_dir, load_settings({}, env={}))
+    identity = corpus.vector_identity
+    if identity is None:
+        raise SystemExit("the embedded corpus has no vectors: retrieval by meaning could not load its model")
+    with corpus._lock:  # the calibration's candidates name their page by its title (unique in the embedded corpus)
+        by_title = dict(corpus._db.execute("SELECT title, id FROM docs").fetchall())
+    rows, labels, cos_of = [], [], []
+    for row, reads, items in per_q:
+        ids = {it["doc"]: by_title.get(it["title"]) for it in items}
+        cos = corpus.meaning(row["question"], [i for i in ids.values() if i], identity)
+        by_doc = {d: cos[i] for d, i in ids.items() if i in cos}
+        cos_of.append(by_doc)
+        for x, it in zip(reads, items):
+            rows.append((x.score, it["overlap"], by_doc.get(it["doc"], 0.0)))
+            labels.append(it["label"])
+    w, b = fit(np.array(rows), np.array(labels, dtype=np.float64))
+    sentence = {
+        "weights": {k: round(float(v), 6) for k, v in zip(("score", "overlap", "meaning"), w)},
+        "bias": round(b, 6),
+    }
+    model = Meaning.of({"identity": identity, "sentence": sentence, "question": {}})
+    xq, yq = [], []
+    for (_row, reads, items), by_doc in zip(per_q, cos_of):
+        reads = [
+            replace(x, p=model.probability(x.score, x.candidate.overlap, by_doc.get(x.candidate.doc, 0.0)))
+            for x in reads
+        ]
+        ranked = sorted(range(len(reads)), key=lambda i: -reads[i].p)
+        xq.append(question_features([reads[i] for i in ranked]))
+        yq.append(float(items[ranked[0]]["label"]))
+    wq, bq = fit(np.array(xq), np.array(yq))
+    print(f"with the meaning, the best sentence holds a gold answer for {int(sum(yq))} questions", file=sys.stderr)
+    return {
+        "identity": identity,
+        "sentence": sentence,
+        "question": {
+            "features": list(QUESTION_FEATURES),
+            "weights": {f: round(float(v), 6) for f, v in zip(QUESTION_FEATURES, wq)},
+            "bias": round(bq, 6),
+        },
+        "fitted_on": {"questions": len(per_q), "questions_best_holds_answer": int(sum(yq))},
+    }
 
 
 if __name__ == "__main__":

@@ -61,5 +61,6 @@ else
   train=(--minutes "$minutes")
 fi
 "$torch_py" training/train_reader.py --pairs "$work/pairs" --base "$base" --out nodes/reading/model "${train[@]}"
-"$py" training/fit_levels.py --pairs "$work/pairs" --model nodes/reading/model
+# --meaning: also the calibration with each page's meaning (the embedded corpus's stored vectors, in an index folder)
+"$py" training/fit_levels.py --pairs "$work/pairs" --model nodes/reading/model --meaning "$work/index"
 cat nodes/reading/model/reader.sha256

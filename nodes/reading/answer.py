@@ -99,10 +99,32 @@ def result_docs(results: Sequence[Mapping[str, Any]], pages: Mapping[str, str]) 
     return [(r.get("title", ""), source_text(r, pages)) for r in results]
 
 
-def read_results(reader: Reader, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str]) -> list[Read]:
-    """Every candidate sentence of ``results`` read, best first."""
-    reads = reader.read(task, reader.candidates(task, result_docs(results, pages)))
+def read_results(
+    reader: Reader,
+    task: str,
+    results: Sequence[Mapping[str, Any]],
+    pages: dict[str, str],
+    meaning: Mapping[int, float] | None = None,
+) -> list[Read]:
+    """Every candidate sentence of ``results`` read, best first; ``meaning``: ``doc_meaning``'s cosines."""
+    reads = reader.read(task, reader.candidates(task, result_docs(results, pages)), meaning)
     return sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))
+
+
+def doc_meaning(
+    reader: Reader | None, source: Any, task: str, results: Sequence[Mapping[str, Any]]
+) -> dict[int, float]:
+    """The cosine between ``task`` and each result's stored document vector (by the result's place), where the
+    source holds vectors of the model the reader's ``Meaning`` calibration was fitted with
+    (``LocalCorpus.meaning``); {} otherwise (the web, another embedding model, retrieval by words, no reader)."""
+    if reader is None or reader.meaning is None or source is None:
+        return {}
+    read = getattr(source, "meaning", None)
+    ids = [str(r.get("id") or "") for r in results]
+    if read is None or not any(ids):
+        return {}
+    cos = read(task, [i for i in dict.fromkeys(ids) if i], reader.meaning.identity)
+    return {d: cos[i] for d, i in enumerate(ids) if i in cos}
 
 
 def question_features(reads: Sequence[Read]) -> tuple[float, ...]:
@@ -124,7 +146,10 @@ def confidence(reader: Reader, reads: Sequence[Read]) -> float:
 
     if not reads:
         return 0.0
-    spec = reader.levels.get("question") or {}
+    # the per-question model fitted with the calibration the best sentence was read with
+    spec = (reader.meaning.question if reads[0].meaning is not None and reader.meaning else None) or (
+        reader.levels.get("question") or {}
+    )
     weights = spec.get("weights") or {}
     z = float(spec.get("bias", 0.0)) + math.fsum(
         float(weights.get(f, 0.0)) * x for f, x in zip(QUESTION_FEATURES, question_features(reads))
@@ -219,8 +244,9 @@ def reader_answer(
     confident_p: float = 0.0,
     with_rules: bool = True,
     rules_words: int = 0,
+    meaning: Mapping[int, float] | None = None,
 ) -> ReaderAnswer:
-    reads = read_results(reader, task, results, pages)
+    reads = read_results(reader, task, results, pages, meaning)
     conf = confidence(reader, reads)
     if not reads or conf < min_p:
         long = with_rules and long_question(task, rules_words)

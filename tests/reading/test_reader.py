@@ -50,6 +50,8 @@ def test_the_shipped_files_are_recorded_with_their_sha256_and_what_they_were_tra
         "agree",
         "span_p",
     }
+    assert set(levels["meaning"]["sentence"]["weights"]) == {"score", "overlap", "meaning"}
+    assert set(levels["meaning"]["question"]["weights"]) == set(levels["question"]["weights"])
     assert levels["fitted_on"]["questions"] > 1000
     training = json.loads((MODEL_DIR / "reader-training.json").read_text())
     assert training["train_groups"] > 5000 and training["validation_int8"]["top1"] > 0.3
@@ -152,6 +154,44 @@ def test_the_learned_order_reads_more_sources_where_the_first_sources_have_many_
     per_doc = [sum(c.doc == d for c in learned) for d in range(len(docs))]
     assert max(per_doc) <= PER_SOURCE < max(sum(c.doc == d for c in unspread) for d in range(len(docs)))
     assert {c.doc for c in learned} >= {c.doc for c in unspread}  # a source's fourth sentence gave way to another's
+
+
+def test_the_pages_meaning_reads_where_given_with_its_own_calibration_and_levels():
+    from saturate.nodes.reading.answer import confidence
+
+    r = shipped_reader()
+    assert r.meaning is not None and r.meaning.identity.startswith("onnx:all-MiniLM-L6-v2")
+    cands = candidates(MONA, DOCS)
+    plain = r.read(MONA, cands)
+    # the Mona Lisa page means what is asked, the Louvre's less, the Paris page's least
+    meaning = {0: 0.35, 1: 0.8, 2: 0.1}
+    read = r.read(MONA, cands, meaning)
+    for x, y in zip(plain, read):
+        assert x.meaning is None and y.meaning == meaning[y.candidate.doc] and x.score == y.score
+        assert x.p == r.probability(x.score, x.candidate.overlap)
+        assert y.p == r.meaning.probability(y.score, y.candidate.overlap, meaning[y.candidate.doc]) != x.p
+    # the same sentence scores higher where its page means more (the meaning's weight is positive)
+    low = r.read(MONA, cands, {d: 0.0 for d in meaning})
+    assert all(y.p > z.p for y, z in zip(read, low) if y.candidate.doc == 1)
+    # the per-question model that goes with the calibration the best sentence was read with
+    best = sorted(read, key=lambda x: -x.p)
+    spec = r.meaning.question
+    saved = r.levels["question"]
+    try:
+        r.levels["question"] = {"features": spec["features"], "weights": {}, "bias": 0.0}  # 0.5 if it were used
+        assert confidence(r, best) != 0.5 and confidence(r, sorted(plain, key=lambda x: -x.p)) == 0.5
+    finally:
+        r.levels["question"] = saved
+
+
+def test_a_calibration_without_the_meaning_reads_without_it_whatever_is_given(copy):
+    levels = json.loads((copy / LEVELS_FILE.name).read_text())
+    del levels["meaning"]
+    (copy / LEVELS_FILE.name).write_text(json.dumps(levels))
+    r = Reader(copy, check_sha=False)
+    assert r.meaning is None
+    read = r.read(MONA, candidates(MONA, DOCS), {0: 0.35, 1: 0.8, 2: 0.1})
+    assert all(x.meaning is None and x.p == r.probability(x.score, x.candidate.overlap) for x in read)
 
 
 def test_a_candidates_order_of_other_features_is_refused_with_a_clear_error(copy):
