@@ -539,10 +539,13 @@ def _dedupe(chosen: list[_Sentence]) -> list[_Sentence]:
 
 
 def names_subject(title: str, text: str) -> bool:
-    """Whether ``text`` names the subject of the source titled ``title`` (a word of 4+ letters of it, or all of it);
-    a sentence that does not is prefixed with it when shown."""
-    subject = title_subject(title).lower()
-    named = [w for w in re.findall(r"\w+", subject) if len(w) >= 4] or [subject]
+    """Whether ``text`` names the subject of the source titled ``title`` (a capitalised word of 4+ letters of it, or
+    all of it); a sentence that does not is prefixed with it when shown. Capitalised only: a title's lower-case words
+    say what kind of thing it is ("Portuguese language", "Nile river"), and a sentence holding the kind names no
+    subject ("… it is the fifth-most spoken native language in the world")."""
+    subject = title_subject(title)
+    low = subject.lower()
+    named = [w.lower() for w in re.findall(r"\w+", subject) if len(w) >= 4 and w[0].isupper()] or [low]
     return not subject or any(name_in(w, text.lower()) for w in named)
 
 

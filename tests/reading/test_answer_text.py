@@ -28,6 +28,16 @@ def test_a_sentence_opening_with_a_pronoun_is_shown_with_its_subject():
     assert compose("What is the longest river in Africa?", [named]) == "The Nile is the longest river in Africa. [1]"
 
 
+def test_a_sentence_that_holds_only_the_kind_of_thing_its_page_is_about_is_shown_with_its_subject():
+    # "language" says what kind of thing the Portuguese language is, not which: the sentence does not name it
+    x = read(0, "Portuguese language", "With about 267 million native speakers, it is the fifth-most spoken language.")
+    assert compose("What language is spoken in Brazil?", [x]).startswith("Portuguese language: With about")
+    named = read(0, "Portuguese language", "Portuguese is a Western Romance language.")
+    assert compose("What language is spoken in Brazil?", [named]) == "Portuguese is a Western Romance language. [1]"
+    river = read(1, "Lena River", "The Lena River flows into the Laptev Sea.")  # a name's own capitalised word
+    assert compose("Where does the Lena flow?", [river]) == "The Lena River flows into the Laptev Sea. [2]"
+
+
 def test_the_same_sentence_is_never_shown_twice():
     a = read(0, "Sky", "Rayleigh scattering makes the sky look blue.", 0.8)
     b = read(2, "Rayleigh scattering", "Rayleigh scattering makes the sky look blue.", 0.7)
