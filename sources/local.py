@@ -257,6 +257,7 @@ class LocalCorpus:
         if self._vectors.remark:
             self.notes.append(self._vectors.remark)
         self._embedder, self.hybrid_weight = embedder, weight
+        self._question_vectors = {}  # of the model before
         self.name_detail = f"hybrid: {identity}"
         self.vector_identity = identity
 
@@ -274,7 +275,7 @@ class LocalCorpus:
         depth = max(k, HYBRID_DEPTH)
         lex_score = self._bm25(expr, depth) if expr else {}
         try:
-            qvec = unit(self._embedder.embed_query(query))
+            qvec = self._question_vector(query)
         except Exception as err:  # noqa: BLE001 - any model failure: words alone, noted (failure is data)
             self.notes.append(f"query not embedded ({type(err).__name__}: {err}): ranked by words alone")
             return [r for r, _ in self._lexical(expr, k)] if expr else []
@@ -326,16 +327,23 @@ class LocalCorpus:
         of the question (remembered for the next calls) and a lookup."""
         if self._vectors is None or self.vector_identity != identity or not ids:
             return {}
-        qvec = self._question_vectors.get(question)
-        if qvec is None:
-            try:
-                qvec = unit(self._embedder.embed_query(question))
-            except Exception:  # noqa: BLE001 - any model failure: the reader reads without the meaning (as before)
-                return {}
-            if len(self._question_vectors) >= QUESTION_VECTORS:
-                self._question_vectors.pop(next(iter(self._question_vectors)))
-            self._question_vectors[question] = qvec
+        try:
+            qvec = self._question_vector(question)
+        except Exception:  # noqa: BLE001 - any model failure: the reader reads without the meaning (as before)
+            return {}
         return {doc_id: round(float(qvec @ unit(v)), 6) for doc_id, v in self.vectors_of(ids).items()}
+
+    def _question_vector(self, text: str):
+        """The unit vector of ``text`` under the stored vectors' model, remembered for the last few texts: a
+        session's first search is its task, which the reader's ``meaning`` asks for again."""
+        qvec = self._question_vectors.get(text)
+        if qvec is None:
+            qvec = unit(self._embedder.embed_query(text))
+            with self._lock:
+                if len(self._question_vectors) >= QUESTION_VECTORS:
+                    self._question_vectors.pop(next(iter(self._question_vectors)))
+                self._question_vectors[text] = qvec
+        return qvec
 
     def fetch(self, result: SearchResult) -> str:
         """Title + blank line + text of the document with ``result.id``; KeyError if unknown."""

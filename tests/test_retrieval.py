@@ -186,6 +186,19 @@ def test_meaning_gives_each_stored_page_its_cosine_to_the_question_under_its_own
     q = np.asarray(m.embed_query("How do vaccines work?"), dtype=np.float32)
     v = np.asarray(src.vectors_of(["vaccine"])["vaccine"], dtype=np.float32)
     assert cos["vaccine"] == pytest.approx(float(q @ v) / float(np.linalg.norm(q) * np.linalg.norm(v)), abs=1e-5)
+    # a session's first search is its task: the reader's meaning embeds it once for both
+    asked = []
+
+    class Queries:
+        def embed_query(self, text):
+            asked.append(text)
+            return m.embed_query(text)
+
+    src._embedder = Queries()
+    src.search("Where does the Nile flow?", 2)
+    assert src.meaning("Where does the Nile flow?", ["nile"], identity) and asked == ["Where does the Nile flow?"]
+    src.attach_vectors(m, identity, 0.4)  # a model attached again: nothing of the one before is remembered
+    assert src._question_vectors == {}
     # vectors of another model than the one asked for: nothing (the reader's calibration is of one model)
     assert src.meaning("How do vaccines work?", ["vaccine"], "onnx:another-model") == {}
     # a wrapper gives the inner corpus's; a model failing gives nothing, and the search still works
