@@ -5,7 +5,8 @@ fine-tuned on public training questions (``training/train_reader.py``, docs/read
 ``[CLS] question [SEP] title. sentence [SEP]`` (``MAX_TOKENS`` word pieces, the sentence cut) and gives
 
 - a **score**: how likely the sentence answers the question, which ``levels.json`` turns into ``p``, a probability
-  calibrated on training questions held out of training (``training/fit_levels.py``);
+  calibrated on training questions held out of training (``training/fit_levels.py``), with the page's meaning where
+  it is given (``Meaning``);
 - a **span**: where in the sentence the answer itself starts and ends (the short answer), with its probability.
 
 Reading every sentence of a session would cost seconds on 2 cores, so the sentences are first ranked by ``overlap``
