@@ -31,13 +31,14 @@ import argparse
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from saturate.nodes.reading.answer import QUESTION_FEATURES, question_features
-from saturate.nodes.reading.reader import Candidate, Meaning, Reader
+from saturate.nodes.reading.reader import Candidate, Meaning, Read, Reader
 
 sys.path.insert(0, str(Path(__file__).parent))
 from logistic import fit  # noqa: E402
@@ -92,27 +93,17 @@ def main(argv=None) -> int:
         ):
             top1[key] += int(items[max(range(len(reads)), key=lambda i: rank(reads[i]))]["label"])
     print(f"best sentence holds a gold answer, of {len(per_q)} questions: {top1}", file=sys.stderr)
-    xq, yq = [], []
-    for _row, reads, items in per_q:
-        reads = [replace(x, p=reader.probability(x.score, x.candidate.overlap)) for x in reads]
-        ranked = sorted(range(len(reads)), key=lambda i: -reads[i].p)
-        xq.append(question_features([reads[i] for i in ranked]))
-        yq.append(float(items[ranked[0]]["label"]))
-    wq, bq = fit(np.array(xq), np.array(yq))
+    question, best = fit_question(per_q, lambda _q, x: reader.probability(x.score, x.candidate.overlap))
     if args.meaning is not None:
-        kept["meaning"] = fit_meaning(reader, per_q, args.meaning)
+        kept["meaning"] = fit_meaning(per_q, args.meaning)
     spec = {
         "sentence": sentence,
-        "question": {
-            "features": list(QUESTION_FEATURES),
-            "weights": {f: round(float(v), 6) for f, v in zip(QUESTION_FEATURES, wq)},
-            "bias": round(bq, 6),
-        },
+        "question": question,
         "fitted_on": {
             "questions": len(per_q),
             "sentences": int(len(y)),
             "positive_sentences": int(y.sum()),
-            "questions_best_holds_answer": int(sum(yq)),
+            "questions_best_holds_answer": best,
             "best_holds_answer_by_score_alone": top1["score"],
         },
         "made_by": "training/fit_levels.py (docs/reader.md)",
@@ -124,7 +115,25 @@ def main(argv=None) -> int:
     return 0
 
 
-def fit_meaning(reader: Reader, per_q: list, index_dir: Path) -> dict:
+def fit_question(per_q: list, p_of: Callable[[int, Read], float]) -> tuple[dict, int]:
+    """(``levels.json``'s per-question model, how many questions' best sentence holds a gold answer) with each read's
+    ``p`` from ``p_of(question's index, read)``: ``confidence`` that the best-read sentence holds a gold answer."""
+    xq, yq = [], []
+    for q, (_row, reads, items) in enumerate(per_q):
+        reads = [replace(x, p=p_of(q, x)) for x in reads]
+        ranked = sorted(range(len(reads)), key=lambda i: -reads[i].p)
+        xq.append(question_features([reads[i] for i in ranked]))
+        yq.append(float(items[ranked[0]]["label"]))
+    wq, bq = fit(np.array(xq), np.array(yq))
+    question = {
+        "features": list(QUESTION_FEATURES),
+        "weights": {f: round(float(v), 6) for f, v in zip(QUESTION_FEATURES, wq)},
+        "bias": round(bq, 6),
+    }
+    return question, int(sum(yq))
+
+
+def fit_meaning(per_q: list, index_dir: Path) -> dict:
     """``levels.json``'s ``meaning``: the sentence and question models with the page's cosine to the question."""
     from saturate.bench.research import open_corpus
     from saturate.state import load_settings
@@ -150,26 +159,15 @@ def fit_meaning(reader: Reader, per_q: list, index_dir: Path) -> dict:
         "bias": round(b, 6),
     }
     model = Meaning.of({"identity": identity, "sentence": sentence, "question": {}})
-    xq, yq = [], []
-    for (_row, reads, items), by_doc in zip(per_q, cos_of):
-        reads = [
-            replace(x, p=model.probability(x.score, x.candidate.overlap, by_doc.get(x.candidate.doc, 0.0)))
-            for x in reads
-        ]
-        ranked = sorted(range(len(reads)), key=lambda i: -reads[i].p)
-        xq.append(question_features([reads[i] for i in ranked]))
-        yq.append(float(items[ranked[0]]["label"]))
-    wq, bq = fit(np.array(xq), np.array(yq))
-    print(f"with the meaning, the best sentence holds a gold answer for {int(sum(yq))} questions", file=sys.stderr)
+    question, best = fit_question(
+        per_q, lambda q, x: model.probability(x.score, x.candidate.overlap, cos_of[q].get(x.candidate.doc, 0.0))
+    )
+    print(f"with the meaning, the best sentence holds a gold answer for {best} questions", file=sys.stderr)
     return {
         "identity": identity,
         "sentence": sentence,
-        "question": {
-            "features": list(QUESTION_FEATURES),
-            "weights": {f: round(float(v), 6) for f, v in zip(QUESTION_FEATURES, wq)},
-            "bias": round(bq, 6),
-        },
-        "fitted_on": {"questions": len(per_q), "questions_best_holds_answer": int(sum(yq))},
+        "question": question,
+        "fitted_on": {"questions": len(per_q), "questions_best_holds_answer": best},
     }
 
 

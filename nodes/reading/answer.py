@@ -147,9 +147,8 @@ def confidence(reader: Reader, reads: Sequence[Read]) -> float:
     if not reads:
         return 0.0
     # the per-question model fitted with the calibration the best sentence was read with
-    spec = (reader.meaning.question if reads[0].meaning is not None and reader.meaning else None) or (
-        reader.levels.get("question") or {}
-    )
+    meaning = reader.meaning if reads[0].meaning is not None else None
+    spec = meaning.question if meaning is not None else reader.levels.get("question") or {}
     weights = spec.get("weights") or {}
     z = float(spec.get("bias", 0.0)) + math.fsum(
         float(weights.get(f, 0.0)) * x for f, x in zip(QUESTION_FEATURES, question_features(reads))
