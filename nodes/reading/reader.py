@@ -49,9 +49,14 @@ SHA256_FILE = MODEL_DIR / "reader.sha256"  # sha256sum lines of the three files 
 # embedding model is not built so: its int8 weights are folded to float once, and without that every query paid for
 # it, 5.7 -> 20.6 ms, and a session's peak memory rose 375 -> 452 MB.)
 DISABLED_OPTIMIZERS = ("ConstantFolding",)
-CANDIDATES = 24  # sentences read per question (the best by shared words)
+# sentences read per question, the first in the learned order (``candidates``). 24 until the reader's cost fell
+# (reader_added_ms 75-114 ms at 24, target 150): chosen on half A of `saturate bench reader` (`right`, the three sets
+# weighing the same, at the thresholds it chose) among 24, 32, 40 and 48: 0.497, 0.500, 0.502, 0.497 (B 0.569, 0.571,
+# 0.564, 0.559); 40 helped half A by a question and hurt half B, so 32, which helped both (docs/reader.md). The loop's
+# extra sources are what more reads reach: webq's answer hit after one search is the same at every count
+CANDIDATES = 32
 # of them, at most this many from one source before any source's next: the answer shows up to three sentences, and
-# a session's first sources could take all 24 reads while a later one answered (eleven presidents' summaries before
+# a session's first sources could take all the reads while a later one answered (eleven presidents' summaries before
 # George Washington's, the twelfth source, for "Who was the first President of the United States?"). Chosen on half
 # A of `saturate bench reader` among 1, 2, 3 and no limit (`right`, the three sets weighing the same: 1.473, 1.515,
 # 1.525, 1.489; docs/reader.md): webq's answer hit 0.277 -> 0.293 (2 gave 0.320 and read Washington's, but A chose 3)

@@ -104,14 +104,14 @@ def test_the_shipped_reader_reads_in_its_learned_order_the_answer_first_of_many(
     question = "When did the Berlin Wall fall?"
     docs = [
         (f"Wall {i}", " ".join(f"The Berlin Wall part {i}.{j} was a wall of Berlin that would fall." for j in range(5)))
-        for i in range(6)
+        for i in range(8)  # 40 sentences: more than the reader reads (CANDIDATES)
     ]
     answer = "The Berlin Wall was a guarded concrete barrier. Crowds crossed it freely from 9 November 1989 onwards."
     docs.insert(1, ("Berlin Wall", answer))  # the second source
     by_words = candidates(question, docs)
     learned = reader.candidates(question, docs)
     assert len(learned) == len(by_words) == CANDIDATES
-    assert "1989" not in " ".join(c.text for c in by_words)  # thirty sentences share more of the question's words
+    assert "1989" not in " ".join(c.text for c in by_words)  # forty sentences share more of the question's words
     assert "1989" in " ".join(c.text for c in learned)
 
 
