@@ -188,6 +188,35 @@ def test_a_page_an_on_topic_source_names_may_be_quoted_another_off_topic_one_not
     assert named_by_on_topic(novel, [True, False], "Who wrote Pride and Prejudice?") == [True, False]
     assert named_by_on_topic(novel, [True, False], "Is Pride and Prejudice about prejudice?") == [True, True]
     assert named_by_on_topic(novel, [False, False], "Who wrote Pride and Prejudice?") == [True, False]
+    # a place's title carries its qualifier after a comma, a page names the place without it
+    surf = [("Butch Van Artsdalen", "He surfed 25-foot waves at Waimea Bay."), ("Waimea Bay, Hawaii", "y")]
+    assert named_by_on_topic(surf, [True, False]) == [True, True]
+    assert named_by_on_topic([("Surf", "He surfed in Hawaii."), ("Waimea Bay, Hawaii", "y")], [True, False]) == [
+        True,
+        False,
+    ]
+
+
+def test_the_answers_source_is_cited_beside_a_shorter_sentence_whose_words_it_holds():
+    """The album's page says where it was recorded ("… at the Flamingo Hotel in Las Vegas, Nevada"); the answer cites
+    the Flamingo's own page, whose sentence holds those few words and says something else (where the hotel is): it is
+    cited in the brief too. A sentence the answer's source shares with a shown one, word for word, is not repeated."""
+    recorded = "The solar album was recorded at the Flamingo Hotel in Las Vegas, Nevada."
+    hotel = (
+        "Flamingo Las Vegas, where the solar album was made, is a hotel and casino on the Strip in Paradise, Nevada."
+    )
+    results = [doc(1, "Solar album", recorded), doc(2, "Flamingo Las Vegas", hotel)]
+    reader = GivenReader({"recorded": 0.9, "casino": 0.2})
+    parts = [{"name": "solar album", "ask": "solar album", "kind": "question"}]
+    question = "Where is the hotel where the solar album was recorded?"
+
+    def cites(brief):
+        return [n for part in brief for s in part["sentences"] for n in s["sources"]]
+
+    assert cites(build_brief(reader, question, parts, results, {}, [True, False])) == [1]  # off topic, not named
+    assert sorted(cites(build_brief(reader, question, parts, results, {}, [True, False], cited=[1]))) == [1, 2]
+    results[1]["snippet"] = recorded  # the same sentence on the answer's source: shown once
+    assert cites(build_brief(reader, question, parts, results, {}, [True, False], cited=[1])) == [1]
 
 
 def test_the_page_an_on_topic_source_names_is_read_even_when_it_shares_no_word_with_the_question():
