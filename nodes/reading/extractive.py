@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -549,9 +549,11 @@ def names_subject(title: str, text: str) -> bool:
     return not subject or any(name_in(w, text.lower()) for w in named)
 
 
-def near_duplicate(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether two sentences' stems mostly overlap (one is not shown beside the other)."""
-    return len(a & b) >= 0.8 * max(1, min(len(a), len(b)))
+def near_duplicate(a: frozenset[str], b: frozenset[str], of: Callable[[int, int], int] = min) -> bool:
+    """Whether two sentences' stems mostly overlap (one is not shown beside the other): most of the shorter one's
+    stems are the other's; with ``of=max``, most of the longer one's too — the two say the same, not merely the
+    shorter one's few words are held in the longer (brief.py, for the source the answer cites)."""
+    return len(a & b) >= 0.8 * max(1, of(len(a), len(b)))
 
 
 _PARENTHESIS = re.compile(r"\s*\([^()]*\)")
