@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from saturate.nodes._model import ModelUsage, Prompt, error_text
-from saturate.nodes.reading.answer import cited_numbers, confidence, read_results, reader_answer, source_text
+from saturate.nodes.reading.answer import bridged, cited_numbers, confidence, read_results, reader_answer, source_text
 from saturate.nodes.reading.crosslingual import crosslingual_answer, is_english
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
@@ -316,6 +316,7 @@ def answer_task(
     rules_words: int = 0,
     rules_short: str = "",
     meaning: Mapping[int, float] | None = None,
+    linker: Reader | None = None,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
     a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
@@ -325,7 +326,9 @@ def answer_task(
     for no judgement; ``rules_words``: ``reader_rules_words`` (a long question the reader reads nothing plausible
     for gets the rules' answer, as likely); ``rules_short``: the slots' value (``reading.slots.short_answer``), what
     a model's answer must hold to stand for the rules' answer (``agrees``); ``meaning``: the cosine of each result's
-    document to the task (``reading.answer.doc_meaning``), which the reader reads with."""
+    document to the task (``reading.answer.doc_meaning``), which the reader reads with; ``linker``: the trained
+    reader that reads the page the answer's first sentence leads to (``reading.answer.bridged``: a multi-hop or long
+    question's second hop), None for no bridge."""
     judge = judge if judge is not None else reader
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
@@ -367,6 +370,8 @@ def answer_task(
         reader_p = read.best_p
     if not answer:
         answer, _ = extractive_answer(task, results, pages, verdict)
+    if linker is not None and verdict is None and method in ("reader", "extractive") and is_english(task):
+        answer = bridged(linker, task, answer, results, pages, rules_words, meaning)
     value = short if method == "reader" else rules_short
     if said and (answer.startswith(NOT_ANSWERED) or agrees(said, answer, value, task)):
         answer, method, reader_p, level, short = said, "model", None, "", ""

@@ -299,6 +299,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     reader, reader_notes = trained_reader(settings) if reads_question(task) else (None, [])
     # the model's answer is judged by the reader whatever the question (a multi-hop one falls back to the rules)
     judge = reader if reader is not None or runtime.context.chat_model is None else trained_reader(settings)[0]
+    # the reader that reads the page a multi-hop or long question's answer leads to (reading.answer.bridged)
+    linker = reader or judge or trained_reader(settings)[0]
     answered = answer_task(
         task,
         accepted,
@@ -313,7 +315,8 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         judge,
         settings.reader_rules_words,
         short,
-        doc_meaning(reader or judge, runtime.context.source, task, accepted),
+        doc_meaning(linker, runtime.context.source, task, accepted),
+        linker,
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value

@@ -35,6 +35,7 @@ from typing import Any
 from saturate.nodes.reading.answer import _render, result_docs
 from saturate.nodes.reading.extractive import near_duplicate
 from saturate.nodes.reading.grounding import folded_terms, names_in
+from saturate.nodes.reading.page_names import NAME_MIN_CHARS, names, page_name, subject
 from saturate.nodes.reading.parts import reader_question
 from saturate.nodes.reading.question import split_sentences, stems
 from saturate.nodes.reading.reader import Candidate, Read, Reader, candidates, readable_sentences, sentence_key
@@ -47,12 +48,6 @@ SENTENCE_MAX_CHARS = 400
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
 SAME_CLAIM = 0.6  # share of stems two sentences share to say the same thing (a value aside)
 CONFIRM_SHARE = 0.7  # share of a sentence's own words (beyond the question's) another page's sentence must hold
-LINK_MIN_CHARS = 4  # the shortest title an on-topic source must name for its page to be quoted (named_by_on_topic)
-LINK_FLAGS = re.IGNORECASE
-_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)$")
-# a place's qualifier after a comma, as titles of places carry it ("Waimea Bay, Hawaii", "Summerlin, Nevada"): a page
-# names the place without it ("surfing 25-foot waves at Waimea Bay")
-_QUALIFIER = re.compile(r",\s+[A-Z][^,()]*$")
 
 
 def _best_first(x: Read) -> tuple:
@@ -152,11 +147,6 @@ def build_brief(
     return out
 
 
-def subject(title: str) -> str:
-    """A page's subject: its title, a trailing "(disambiguation)" aside."""
-    return _DISAMBIGUATION.sub("", title).strip()
-
-
 def own_page(part: Mapping[str, str]) -> Callable[[Read], bool]:
     """Whether a read sentence comes from the page the part is about: its title (a trailing "(disambiguation)"
     aside) is the part's name, case aside. What nuclear power is, is the opening of the page Nuclear power, not of
@@ -186,33 +176,22 @@ def overview(brief: Sequence[Mapping[str, Any]], prefix: str, limit: int) -> str
 
 
 def named_by_on_topic(docs: Sequence[tuple[str, str]], on_topic: Sequence[bool], task: str = "") -> list[bool]:
-    """Which sources the brief may quote: the on-topic ones, and a source whose subject (its title, a trailing
-    "(disambiguation)" aside and a place's ", qualifier" — Waimea Bay of "Waimea Bay, Hawaii": half A's both gold
-    0.890 -> 0.902 —, at least ``LINK_MIN_CHARS``) the question or an on-topic source names — a comparison's
-    side that the topic floor left out, the page a multi-hop question's first page leads to, whose words the question
-    does not share (of hotpotqa's gold paragraphs the brief left out on half A, 53 of 57 were such pages marked off
-    topic; with them quoted both gold paragraphs were cited 0.413 -> 0.793: `saturate bench brief`)."""
+    """Which sources the brief may quote: the on-topic ones, and a source whose name (``page_names.page_name``: its
+    title, a trailing "(disambiguation)" aside and a place's ", qualifier" — Waimea Bay of "Waimea Bay, Hawaii":
+    half A's both gold 0.890 -> 0.902 —, at least ``page_names.NAME_MIN_CHARS``) the question or an on-topic source
+    names — a comparison's side that the topic floor left out, the page a multi-hop question's first page leads to,
+    whose words the question does not share (of hotpotqa's gold paragraphs the brief left out on half A, 53 of 57
+    were such pages marked off topic; with them quoted both gold paragraphs were cited 0.413 -> 0.793: `saturate
+    bench brief`)."""
     keep = list(on_topic)
     said = [task] + [text for (_, text), on in zip(docs, on_topic) if on]
-    names = [_QUALIFIER.sub("", subject(title)).strip() for title, _ in docs]  # "Waimea Bay, Hawaii" as "Waimea Bay"
-    longer = {n for n in names if len(n) >= LINK_MIN_CHARS}
-    for k, name in enumerate(names):
-        if not keep[k] and len(name) >= LINK_MIN_CHARS:
+    called = [page_name(title) for title, _ in docs]
+    longer = {n for n in called if len(n) >= NAME_MIN_CHARS}
+    for k, name in enumerate(called):
+        if not keep[k]:
             within = [n for n in longer if len(n) > len(name) and name.lower() in n.lower()]
-            keep[k] = any(_names(text, name, within) for text in said)
+            keep[k] = any(names(text, name, within) for text in said)
     return keep
-
-
-def _names(text: str, name: str, within: Sequence[str]) -> bool:
-    """Whether ``text`` names ``name`` other than as a part of a longer source title it names ("Prejudice" in "Who
-    wrote Pride and Prejudice?" is the novel's title, not the page Prejudice)."""
-    longer = [span for n in within for span in _mentions(text, n)]
-    return any(not any(a <= start and end <= b for a, b in longer) for start, end in _mentions(text, name))
-
-
-def _mentions(text: str, name: str) -> list[tuple[int, int]]:
-    """Where ``text`` names ``name``: whole words, case-blind."""
-    return [m.span() for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, LINK_FLAGS)]
 
 
 def openings(docs: Sequence[tuple[str, str]], which: Sequence[int], read: Sequence[Candidate]) -> list[Candidate]:

@@ -142,3 +142,86 @@ def test_a_session_passes_reader_rules_words_to_its_answer_and_says_so(home, tmp
     assert any("the extractive rules' answer given as likely" in n for n in on.debug["notes"])
     off = research(task, corpus=str(corpus), thread_id="off", reader_min_p=1.0, reader_rules_words=0, max_rounds=1)
     assert off.debug["reader_level"] == "not found" and off.answer.startswith(NOT_ANSWERED)
+
+
+SINGLE = doc(
+    1,
+    "Harbor Lights (song)",
+    '"Harbor Lights" is a song by the Scottish folk band Loch Ardran, released in 1979 as the second single from '
+    "their album Tidewater. It reached number 12 in the UK.",
+)
+BAND = doc(
+    2,
+    "Loch Ardran",
+    "Loch Ardran are a Scottish folk band formed in Glasgow. The band rose to prominence in the late 1960s with a "
+    "series of hit albums. They toured Europe widely in the 1980s.",
+)
+ALBUM = doc(3, "Tidewater (album)", "Tidewater is the fifth album by Loch Ardran.")
+HOPS = "In which decade did the folk band that recorded the single Harbor Lights rise to prominence?"
+FIRST_HOP = (
+    '"Harbor Lights" is a song by the Scottish folk band Loch Ardran, released in 1979 as the second single from '
+    "their album Tidewater. [1]"
+)
+
+
+def test_a_long_questions_answer_is_followed_by_the_sentence_of_the_page_its_first_sentence_leads_to():
+    """``bridged``: the answer's first sentence names Loch Ardran's page, which the question does not name; the reader
+    reads that page (and the album's, also named) against the whole question and its best sentence goes second."""
+    from saturate.nodes.reading.answer import bridged, long_question
+
+    assert long_question(HOPS, 7)
+    out = bridged(shipped_reader(), HOPS, FIRST_HOP, [SINGLE, BAND, ALBUM], {}, 7)
+    assert out.startswith(FIRST_HOP)
+    assert (
+        out.removeprefix(FIRST_HOP).strip()
+        == "Loch Ardran: The band rose to prominence in the late 1960s with a series of hit albums. [2]"
+    )
+    # the answer's later sentences follow as far as the limit allows
+    later = "Loch Ardran toured Europe. [2] " + "x" * 150 + " [3]"
+    longer = bridged(shipped_reader(), HOPS, f"{FIRST_HOP} {later}", [SINGLE, BAND, ALBUM], {}, 7)
+    assert "rose to prominence" in longer and "toured Europe. [2]" in longer and len(longer) <= ANSWER_MAX_CHARS
+    assert "x" * 150 not in longer  # no room left for it
+
+
+def test_no_bridge_where_the_question_names_the_page_is_short_or_nothing_is_named_or_found():
+    from saturate.nodes.reading.answer import bridged
+
+    reader, results = shipped_reader(), [SINGLE, BAND, ALBUM]
+    named = "In which decade did Loch Ardran, the folk band that recorded the single Harbor Lights, rise to prominence?"
+    assert bridged(reader, named, FIRST_HOP, results, {}, 7) == FIRST_HOP  # a first hop, read already
+    assert bridged(reader, "Who recorded Harbor Lights?", FIRST_HOP, results, {}, 7) == FIRST_HOP  # one sentence does
+    assert bridged(reader, "When did the band of the song Harbor Lights rise?", FIRST_HOP, results, {}, 0) != FIRST_HOP
+    assert bridged(reader, "When did the Harbor Lights band rise to fame?", FIRST_HOP, results, {}, 0) == FIRST_HOP
+    assert bridged(reader, HOPS, FIRST_HOP, [SINGLE], {}, 7) == FIRST_HOP  # the band's page was not accepted
+    lost = f"{NOT_ANSWERED} The closest are about Loch Ardran."
+    assert bridged(reader, HOPS, lost, results, {}, 7) == lost
+
+
+def test_the_answer_of_a_long_question_goes_on_to_the_page_its_first_sentence_leads_to_when_a_linker_is_given():
+    """``answer_task`` applies the bridge with its ``linker`` (decide passes the trained reader): the reader's answer
+    names the band, whose page says when it rose to fame in words the question does not share; without a linker (the
+    reader setting ``rules``), or at ``rules_words`` 0 (no question is long), the first hop alone."""
+    from saturate.nodes._answer import answer_task
+    from saturate.nodes._model import ModelUsage
+
+    band = doc(
+        2,
+        "Loch Ardran",
+        "Loch Ardran are a Scottish folk band from Glasgow. Their breakthrough came in the late 1960s with a run of "
+        "hit albums. The band signed to Chrysalis Records.",
+    )
+    task = "In what decade did the Scottish folk band behind the 1979 single Harbor Lights rise to fame?"
+    reader, results = shipped_reader(), [SINGLE, band, ALBUM]
+
+    def answer(**kw) -> str:
+        return answer_task(task, results, {}, None, ModelUsage("decide"), reader=reader, **kw).answer
+
+    plain = answer(rules_words=7)
+    assert plain == FIRST_HOP
+    linked = answer_task(task, results, {}, None, ModelUsage("decide"), reader=reader, rules_words=7, linker=reader)
+    assert (
+        linked.answer
+        == f"{FIRST_HOP} Loch Ardran: Their breakthrough came in the late 1960s with a run of hit albums. [2]"
+    )
+    assert [ref.n for ref in linked.sources if ref.cited] == [1, 2]
+    assert answer(rules_words=0, linker=reader) == FIRST_HOP
