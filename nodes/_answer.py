@@ -44,7 +44,7 @@ module docstring lists the rules); ``reading.question`` reads what the task asks
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -317,6 +317,7 @@ def answer_task(
     rules_short: str = "",
     meaning: Mapping[int, float] | None = None,
     linker: Reader | None = None,
+    linker_meaning: Callable[[], Mapping[int, float]] | None = None,
 ) -> Answered:
     """The answer from ``results`` (accepted, in citation order) and ``pages`` (url -> full text: enriched pages,
     a local corpus's documents); ``verdict``: a yes/no comparison's answer from its alternatives' pages, which the
@@ -328,7 +329,8 @@ def answer_task(
     a model's answer must hold to stand for the rules' answer (``agrees``); ``meaning``: the cosine of each result's
     document to the task (``reading.answer.doc_meaning``), which the reader reads with; ``linker``: the trained
     reader that reads the page the answer's first sentence leads to (``reading.answer.bridged``: a multi-hop or long
-    question's second hop), None for no bridge."""
+    question's second hop), None for no bridge; ``linker_meaning``: a function giving the cosines it reads with (called
+    only when the answer names a page; ``meaning`` when None)."""
     judge = judge if judge is not None else reader
     if not results:
         return Answered("No results were retrieved for this task.", "extractive", [])
@@ -371,7 +373,7 @@ def answer_task(
     if not answer:
         answer, _ = extractive_answer(task, results, pages, verdict)
     if linker is not None and verdict is None and method in ("reader", "extractive") and is_english(task):
-        answer = bridged(linker, task, answer, results, pages, rules_words, meaning)
+        answer = bridged(linker, task, answer, results, pages, rules_words, linker_meaning or meaning)
     value = short if method == "reader" else rules_short
     if said and (answer.startswith(NOT_ANSWERED) or agrees(said, answer, value, task)):
         answer, method, reader_p, level, short = said, "model", None, "", ""

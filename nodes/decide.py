@@ -301,6 +301,7 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
     judge = reader if reader is not None or runtime.context.chat_model is None else trained_reader(settings)[0]
     # the reader that reads the page a multi-hop or long question's answer leads to (reading.answer.bridged)
     linker = reader or judge or trained_reader(settings)[0]
+    meaning = doc_meaning(reader or judge, runtime.context.source, task, accepted)
     answered = answer_task(
         task,
         accepted,
@@ -315,8 +316,9 @@ def decide(state: ResearchState, runtime: Runtime[Context]) -> dict:
         judge,
         settings.reader_rules_words,
         short,
-        doc_meaning(linker, runtime.context.source, task, accepted),
+        meaning,
         linker,
+        None if reader or judge else lambda: doc_meaning(linker, runtime.context.source, task, accepted),
     )
     if answered.method == "reader":
         short = answered.short  # the reader's span of its best sentence, or nothing: never a slot's other value

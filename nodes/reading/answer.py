@@ -27,7 +27,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -284,7 +284,7 @@ def bridged(
     results: Sequence[Mapping[str, Any]],
     pages: Mapping[str, str],
     rules_words: int,
-    meaning: Mapping[int, float] | None = None,
+    meaning: Mapping[int, float] | Callable[[], Mapping[int, float]] | None = None,
 ) -> str:
     """``answer`` with, second, the sentence its first sentence leads to, for a question no single sentence most
     often answers (a multi-hop one, or a long one: ``long_question``). The accepted pages that the answer's first
@@ -297,7 +297,8 @@ def bridged(
     already shown, or it does not fit. Measured on the public sets' sessions (`saturate bench`, answer in answer):
     hotpotqa A 0.726 -> 0.738, B 0.691 -> 0.699; musique and WebQuestions unchanged; for every question, or with the
     page the question names read too, hotpotqa fell on both halves (the bridge displaced later sentences that
-    held the answer), so neither."""
+    held the answer), so neither. ``meaning``: ``doc_meaning``'s cosines, or a function giving them, called only when
+    a page is named (most answers name none: the cosines cost a query embedding)."""
     if answer.startswith(NOT_ANSWERED) or (reads_question(task) and not long_question(task, rules_words)):
         return answer
     parts = [p.strip() for p in _CITED_PART.findall(answer)]
@@ -315,7 +316,8 @@ def bridged(
     if not named:
         return answer
     bridge_docs = [(t, x if d in named else "") for d, (t, x) in enumerate(docs)]
-    reads = reader.read(task, candidates(task, bridge_docs, BRIDGE_SENTENCES), meaning)
+    cosines = meaning() if callable(meaning) else meaning
+    reads = reader.read(task, candidates(task, bridge_docs, BRIDGE_SENTENCES), cosines)
     if not reads:
         return answer
     best = min(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))

@@ -225,3 +225,20 @@ def test_the_answer_of_a_long_question_goes_on_to_the_page_its_first_sentence_le
     )
     assert [ref.n for ref in linked.sources if ref.cited] == [1, 2]
     assert answer(rules_words=0, linker=reader) == FIRST_HOP
+
+
+def test_the_bridge_asks_for_the_pages_meaning_only_when_the_answer_names_a_page():
+    """The cosines cost a query embedding: ``bridged`` calls the function giving them only when a page is named."""
+    from saturate.nodes.reading.answer import bridged
+
+    calls: list[int] = []
+
+    def meaning() -> dict[int, float]:
+        calls.append(1)
+        return {}
+
+    alone = "Loch Ardran are a Scottish folk band from Glasgow. [2]"
+    assert bridged(shipped_reader(), HOPS, alone, [SINGLE, BAND, ALBUM], {}, 7, meaning) == alone
+    assert calls == []  # it names no other accepted page
+    assert "rose to prominence" in bridged(shipped_reader(), HOPS, FIRST_HOP, [SINGLE, BAND, ALBUM], {}, 7, meaning)
+    assert calls == [1]
