@@ -110,7 +110,12 @@ def read_results(
 ) -> list[Read]:
     """Every candidate sentence of ``results`` read, best first; ``meaning``: ``doc_meaning``'s cosines."""
     reads = reader.read(task, reader.candidates(task, result_docs(results, pages)), meaning)
-    return sorted(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))
+    return sorted(reads, key=best_first)
+
+
+def best_first(x: Read) -> tuple:
+    """The order of reads, best first: the most likely, then the earlier source, then the earlier sentence."""
+    return (-x.p, x.candidate.doc, x.candidate.order)
 
 
 def doc_meaning(
@@ -315,12 +320,13 @@ def bridged(
     }
     if not named:
         return answer
+    # the other pages blanked, not dropped: a candidate's ``doc`` stays its source's place, which the citation numbers
     bridge_docs = [(t, x if d in named else "") for d, (t, x) in enumerate(docs)]
     cosines = meaning() if callable(meaning) else meaning
     reads = reader.read(task, candidates(task, bridge_docs, BRIDGE_SENTENCES), cosines)
     if not reads:
         return answer
-    best = min(reads, key=lambda x: (-x.p, x.candidate.doc, x.candidate.order))
+    best = min(reads, key=best_first)
     shown = _shown(answer, prefix)
     if any(near_duplicate(stems(best.candidate.text), s) for s in shown):
         return answer

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from saturate.nodes.reading.answer import _render, result_docs
+from saturate.nodes.reading.answer import _render, best_first, result_docs
 from saturate.nodes.reading.extractive import near_duplicate
 from saturate.nodes.reading.grounding import folded_terms, names_in
 from saturate.nodes.reading.page_names import NAME_MIN_CHARS, names, page_name, subject
@@ -48,10 +48,6 @@ SENTENCE_MAX_CHARS = 400
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
 SAME_CLAIM = 0.6  # share of stems two sentences share to say the same thing (a value aside)
 CONFIRM_SHARE = 0.7  # share of a sentence's own words (beyond the question's) another page's sentence must hold
-
-
-def _best_first(x: Read) -> tuple:
-    return (-x.p, x.candidate.doc, x.candidate.order)
 
 
 def per_part(parts: int) -> int:
@@ -91,8 +87,8 @@ def build_brief(
             for x in reader.read(ask, chosen_by_words + openings(docs, bridges, chosen_by_words))
             if x.p >= min_p and not elided(x.candidate.text) and names_part(x, own)
         ]
-        read_parts.append(sorted((x for x in reads if keep[x.candidate.doc]), key=_best_first))
-        of_cited.append(sorted((x for x in reads if x.candidate.doc in answer_cited), key=_best_first))
+        read_parts.append(sorted((x for x in reads if keep[x.candidate.doc]), key=best_first))
+        of_cited.append(sorted((x for x in reads if x.candidate.doc in answer_cited), key=best_first))
     quota = per_part(len(parts))
     chosen: list[list[Read]] = [[] for _ in parts]
     shown: list[frozenset[str]] = []
