@@ -204,12 +204,17 @@ def sentence_key(sentence: str) -> str:
     return " ".join(sentence.lower().split())
 
 
-def readable_sentences(text: str) -> Iterator[tuple[int, str, str]]:
+def readable_sentences(text: str, title: str = "") -> Iterator[tuple[int, str, str]]:
     """(place in the text, sentence, ``sentence_key``) of each sentence of ``text`` worth reading: within its first
-    ``PAGE_CHARS``, at least ``MIN_SENTENCE_CHARS`` long."""
+    ``PAGE_CHARS``, at least ``MIN_SENTENCE_CHARS`` long, and not the source's ``title`` itself — a fetched page's
+    heading line ("Substance (chemistry)" above its text: a local corpus's pages are stored so) is no sentence, and
+    the brief showed it as one, "confirmed" by three other pages (the extractive rules skip it likewise)."""
+    heading = sentence_key(title) if title else None
     for j, s in enumerate(split_sentences((text or "")[:PAGE_CHARS])):
         if len(s) >= MIN_SENTENCE_CHARS:
-            yield j, s, sentence_key(s)
+            key = sentence_key(s)
+            if key != heading:
+                yield j, s, key
 
 
 def candidates(
@@ -229,7 +234,7 @@ def candidates(
     seen: set[str] = set()
     for i, (title, text) in enumerate(docs):
         title_stems = stems(title)
-        for j, s, key in readable_sentences(text):
+        for j, s, key in readable_sentences(text, title):
             if key in seen:
                 continue
             seen.add(key)

@@ -92,6 +92,16 @@ def test_candidates_are_the_sentences_sharing_most_of_the_question_words_at_most
     assert len(dup) == len({c.text for c in dup})  # the same sentence is read once
 
 
+def test_a_fetched_pages_heading_line_is_not_read_as_a_sentence():
+    """A local corpus's fetched page is its title, a blank line, its text (``LocalCorpus.fetch``): the title line is
+    no sentence of the page (the brief showed "Substance (chemistry)" as one), whatever its length."""
+    page = "Substance (chemistry)\n\nIn chemistry, a substance is a unique form of matter with constant composition."
+    texts = [c.text for c in candidates("What is a chemical substance?", [("Substance (chemistry)", page)])]
+    assert texts == ["In chemistry, a substance is a unique form of matter with constant composition."]
+    # the same line under another title is a sentence of that page, read as any other
+    assert "Substance (chemistry)" in [c.text for c in candidates("What is a chemical substance?", [("Matter", page)])]
+
+
 def test_the_shipped_reader_reads_in_its_learned_order_the_answer_first_of_many():
     """The shipped candidates' order (levels.json's ``candidates``, fitted on training sessions) is this version's
     and ranks a session's sentences: here a year for a "when" question among sentences sharing more of its words."""
