@@ -38,8 +38,8 @@ from saturate.nodes.reading.extractive import (
     NOT_ANSWERED,
     cut_to_clauses,
     extractive_answer,
-    names_subject,
     near_duplicate,
+    shows_subject,
 )
 from saturate.nodes.reading.page_names import mentions, names, page_name
 from saturate.nodes.reading.question import stems, title_subject
@@ -165,7 +165,7 @@ def confidence(reader: Reader, reads: Sequence[Read]) -> float:
 
 def _render(x: Read) -> str:
     c = x.candidate
-    if names_subject(c.title, c.text) and not _PRONOUN.match(c.text):
+    if shows_subject(c.title, c.text) and not _PRONOUN.match(c.text):
         return c.text
     return f"{title_subject(c.title)}: {c.text}" if title_subject(c.title) else c.text
 

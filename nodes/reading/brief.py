@@ -33,11 +33,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from saturate.nodes.reading.answer import _render, best_first, result_docs
-from saturate.nodes.reading.extractive import near_duplicate
+from saturate.nodes.reading.extractive import near_duplicate, shows_subject
 from saturate.nodes.reading.grounding import folded_terms, names_in
 from saturate.nodes.reading.page_names import NAME_MIN_CHARS, names, page_name, subject
 from saturate.nodes.reading.parts import reader_question
-from saturate.nodes.reading.question import split_sentences, stems
+from saturate.nodes.reading.question import split_sentences, stems, title_subject
 from saturate.nodes.reading.reader import Candidate, Read, Reader, candidates, readable_sentences, sentence_key
 from saturate.state.settings import BRIEF_MIN_P
 from saturate.state.text import clip
@@ -201,7 +201,7 @@ def openings(docs: Sequence[tuple[str, str]], which: Sequence[int], read: Sequen
     out = []
     for d in (d for d in which if d not in have):
         title, text = docs[d]
-        first = next(readable_sentences(text), None)
+        first = next(readable_sentences(text, title), None)
         if first is not None and first[2] not in said:
             out.append(Candidate(d, first[0], title, first[1]))
     return out
@@ -236,12 +236,15 @@ def elided(sentence: str) -> bool:
     return "…" in sentence or " ... " in sentence
 
 
-def confirms(sentence: str, task: str, other: list[frozenset[str]]) -> bool:
+def confirms(sentence: str, task: str, other: list[frozenset[str]], title: str = "") -> bool:
     """Whether another page says the sentence too: one of its sentences (``other``: their folded terms) holds
-    ``CONFIRM_SHARE`` of the sentence's terms beyond the question's, and every name and number it adds."""
+    ``CONFIRM_SHARE`` of the sentence's terms beyond the question's, and every name and number it adds — its page's
+    subject's among them where the sentence does not name it (``claim_names``: Abraham Lincoln's "President of the
+    United States from 1861 to 1865." is not confirmed by the Civil War's "1861–1865 conflict in the United
+    States.")."""
     asked = folded_terms(task)
     own = folded_terms(sentence) - asked
-    names = names_in(sentence) - asked
+    names = (names_in(sentence) | claim_names(title, sentence)) - asked
     return bool(own) and any(len(own & t) >= CONFIRM_SHARE * len(own) and names <= t for t in other)
 
 
@@ -255,7 +258,7 @@ def _marked(
     confirmed = [
         j + 1
         for j in range(len(docs))
-        if j != d and sites[j] != sites[d] and confirms(x.candidate.text, task, sentences[j])
+        if j != d and sites[j] != sites[d] and confirms(x.candidate.text, task, sentences[j], x.candidate.title)
     ]
     contradicted = _contradictions(x.candidate.text, d, docs, sites)
     status = "contradicted" if contradicted else "confirmed" if confirmed else "single source"
@@ -270,13 +273,17 @@ def _marked(
 
 
 def _contradictions(sentence: str, d: int, docs: list[tuple[str, str]], sites: list[str]) -> list[int]:
-    """Sources (other pages) saying nearly the same sentence with other numbers (a year, a count, a size)."""
+    """Sources (other pages) saying nearly the same sentence with other numbers (a year, a count, a size) about the
+    same things: neither names what the other (with its page's title) does not (``claim_names``), so that two
+    presidents' "President of the United States from 1981 to 1989." and "… from 1861 to 1865." on their own pages
+    are two claims, not one contradicted."""
     numbers = set(_NUMBER.findall(sentence))
     if not numbers:
         return []
     words = {w for w in stems(sentence) if not w[0].isdigit()}
+    about, said = claim_names(docs[d][0], sentence), folded_terms(f"{docs[d][0]} {sentence}")
     out = []
-    for j, (_, text) in enumerate(docs):
+    for j, (title, text) in enumerate(docs):
         if j == d or sites[j] == sites[d]:
             continue
         for s in split_sentences(text):
@@ -284,7 +291,24 @@ def _contradictions(sentence: str, d: int, docs: list[tuple[str, str]], sites: l
             if not other or other & numbers:
                 continue
             ow = {w for w in stems(s) if not w[0].isdigit()}
-            if ow and len(words & ow) >= SAME_CLAIM * max(len(words), len(ow)):
+            if not ow or len(words & ow) < SAME_CLAIM * max(len(words), len(ow)):
+                continue
+            if about <= folded_terms(f"{title} {s}") and claim_names(title, s) <= said:  # about the same things
                 out.append(j + 1)
                 break
     return out
+
+
+def claim_names(title: str, sentence: str) -> frozenset[str]:
+    """The names a sentence's claim is about (``names_in``, numbers aside), with its page's subject's where the
+    sentence does not name it (``extractive.shows_subject``): a page's description, "President of the United States
+    from 1981 to 1989.", is about the page's subject. A subject counts by its capitalised words when it has two or
+    more ("Theodore Roosevelt", "George W. Bush": a name), else not at all: a one-word title is a name or a kind of
+    thing, which capitals cannot tell ("Reactors" saying "The first nuclear power plant opened in 1951." says what it
+    is about, and contradicts another page's 1954)."""
+    names = names_in(sentence)
+    if not shows_subject(title, sentence):
+        capitalised = [w for w in re.findall(r"[^\W\d_][\w'’.-]*", title_subject(title)) if w[0].isupper()]
+        if len(capitalised) >= 2:
+            names |= folded_terms(" ".join(capitalised))
+    return frozenset(w for w in names if not any(c.isdigit() for c in w))

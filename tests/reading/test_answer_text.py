@@ -38,6 +38,19 @@ def test_a_sentence_that_holds_only_the_kind_of_thing_its_page_is_about_is_shown
     assert compose("Where does the Lena flow?", [river]) == "The Lena River flows into the Laptev Sea. [2]"
 
 
+def test_a_description_holding_only_a_kind_word_of_a_name_is_shown_with_its_subject():
+    # a name's words may be kinds of thing: "battle" does not name the battle of Stalingrad
+    x = read(3, "Battle of Stalingrad", "Major World War II battle from 1942 to 1943.")
+    assert compose("When did World War II end?", [x]) == (
+        "Battle of Stalingrad: Major World War II battle from 1942 to 1943. [4]"
+    )
+    named = read(0, "Battle of Stalingrad", "The battle began when Germany attacked Stalingrad in 1942.")
+    assert compose("When did the battle begin?", [named]).startswith("The battle began")
+    # nor does "university" name Columbia University
+    college = read(1, "Columbia University", "Private university in New York City, New York, US.")
+    assert compose("Which college did he attend?", [college]).startswith("Columbia University: Private university")
+
+
 def test_the_same_sentence_is_never_shown_twice():
     a = read(0, "Sky", "Rayleigh scattering makes the sky look blue.", 0.8)
     b = read(2, "Rayleigh scattering", "Rayleigh scattering makes the sky look blue.", 0.7)

@@ -87,6 +87,26 @@ def test_two_pages_that_disagree_on_a_value_are_shown_as_a_contradiction():
     assert mark(s) == "(contradicted by [4])"
 
 
+def test_the_same_description_of_two_subjects_with_other_years_is_no_contradiction():
+    """Two presidents' pages each describe their own president; their years differ because their subjects do (the
+    brief marked every president of "Who was the first President of the United States?" contradicted, and Lincoln's
+    years "confirmed" by the Civil War's page)."""
+    results = [
+        doc(1, "Ronald Reagan", "President of the United States from 1981 to 1989. He was an actor."),
+        doc(2, "Abraham Lincoln", "President of the United States from 1861 to 1865. He led the Union."),
+        doc(3, "Reagan years", "Ronald Reagan was President of the United States from 1980 to 1988."),
+        doc(4, "American Civil War", "1861–1865 conflict in the United States. It ended slavery."),
+    ]
+    reader = GivenReader({"from 1981": 0.9, "from 1861": 0.8})
+    parts = [{"name": "president", "ask": "president of the United States", "kind": "question"}]
+    (part,) = build_brief(reader, "Who was the first President of the United States?", parts, results, {}, min_p=0.3)
+    by_source = {s["sources"][0]: s for s in part["sentences"]}
+    # nor is a page about another thing with the same years a confirmation of Lincoln's: it does not name him
+    assert by_source[2]["status"] == "single source", by_source[2]
+    # the other page on Reagan's years says the same of the same man with another year: that is a contradiction
+    assert by_source[1]["status"] == "contradicted" and by_source[1]["contradicted_by"] == [3], by_source[1]
+
+
 def test_the_brief_is_bounded_and_a_part_with_nothing_says_so():
     many = [
         doc(i, f"Page {i}", f"Solar power fact number {i} is about sunlight and panels of kind {i}.") for i in range(30)
