@@ -238,13 +238,15 @@ def elided(sentence: str) -> bool:
 
 def confirms(sentence: str, task: str, other: list[frozenset[str]], title: str = "") -> bool:
     """Whether another page says the sentence too: one of its sentences (``other``: their folded terms) holds
-    ``CONFIRM_SHARE`` of the sentence's terms beyond the question's, and every name and number it adds — its page's
-    subject's among them where the sentence does not name it (``claim_names``: Abraham Lincoln's "President of the
-    United States from 1861 to 1865." is not confirmed by the Civil War's "1861–1865 conflict in the United
-    States.")."""
+    ``CONFIRM_SHARE`` of the sentence's terms beyond the question's, and every name and number the sentence holds,
+    the question's too — its page's subject's among them where the sentence does not name it (``claim_names``):
+    the other page must say it of the same things. Abraham Lincoln's "President of the United States from 1861 to
+    1865." is not confirmed by the Civil War's "1861–1865 conflict in the United States.", nor "War and Peace is an
+    epic novel by the Russian author Leo Tolstoy." (for "Who is the author of War and Peace?") by "Anna Karenina is a
+    novel … by the Russian author Leo Tolstoy."."""
     asked = folded_terms(task)
     own = folded_terms(sentence) - asked
-    names = (names_in(sentence) | claim_names(title, sentence)) - asked
+    names = names_in(sentence) | claim_names(title, sentence)
     return bool(own) and any(len(own & t) >= CONFIRM_SHARE * len(own) and names <= t for t in other)
 
 

@@ -107,6 +107,23 @@ def test_the_same_description_of_two_subjects_with_other_years_is_no_contradicti
     assert by_source[1]["status"] == "contradicted" and by_source[1]["contradicted_by"] == [3], by_source[1]
 
 
+def test_a_sentence_is_confirmed_only_by_a_page_saying_it_of_the_same_thing():
+    """The question's own names count: another novel by the same author does not confirm who wrote this one."""
+    results = [
+        doc(1, "War and Peace", "War and Peace is an epic novel by the Russian author Leo Tolstoy."),
+        doc(2, "Anna Karenina", "Anna Karenina is a novel by the Russian author Leo Tolstoy, published in 1878."),
+        doc(3, "Russian literature", "War and Peace, an epic novel by the Russian author Leo Tolstoy, appeared."),
+    ]
+    reader = GivenReader({"War and Peace is": 0.9})
+    parts = [{"name": "author", "ask": "author of War and Peace", "kind": "question"}]
+    task = "Who is the author of War and Peace?"
+    (part,) = build_brief(reader, task, parts, results, {}, min_p=0.3)
+    (s,) = part["sentences"]
+    assert s["status"] == "confirmed" and s["confirmed_by"] == [3], s
+    (part,) = build_brief(reader, task, parts, results[:2], {}, min_p=0.3)
+    assert part["sentences"][0]["status"] == "single source", part["sentences"][0]
+
+
 def test_the_brief_is_bounded_and_a_part_with_nothing_says_so():
     many = [
         doc(i, f"Page {i}", f"Solar power fact number {i} is about sunlight and panels of kind {i}.") for i in range(30)
