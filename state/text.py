@@ -52,14 +52,14 @@ def term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
+def paragraphs(text: str) -> list[str]:
+    """The paragraphs of ``text`` (split at blank lines and before list items), spaces folded, empty ones left out."""
+    return [p for p in (" ".join(x.split()) for x in re.split(r"\n\s*\n|\n(?=[-*•] )", text or "")) if p]
+
+
 def sentences(text: str) -> list[str]:
     """Split prose into sentences (good enough for extractive merging)."""
-    out = []
-    for para in re.split(r"\n\s*\n|\n(?=[-*•] )", text or ""):
-        para = " ".join(para.split())
-        if para:
-            out.extend(s.strip() for s in _SENT.split(para) if s.strip())
-    return out
+    return [s.strip() for para in paragraphs(text) for s in _SENT.split(para) if s.strip()]
 
 
 def overlap(a: str | set[str] | frozenset[str], b: str | set[str] | frozenset[str]) -> float:

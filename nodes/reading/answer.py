@@ -177,7 +177,17 @@ def _keep_words(task: str, x: Read) -> set[str]:
 
 def _cut(task: str, x: Read, text: str, room: int) -> str:
     """``text`` within ``room``, its clauses around the answer span kept: a cut that would lose the span keeps the
-    clauses holding the span's words only."""
+    clauses holding the span's words only. A cut that left out the sentence's opening, and with it the name of
+    what it is about, says whose it is ("Thebes, Egypt: …was an ancient Egyptian city located along…", not "was an
+    ancient Egyptian city located along…"), as the extractive rules' cuts do."""
+    out = _clauses(task, x, text, room)
+    subject = title_subject(x.candidate.title)
+    if out.startswith("…") and subject and not shows_subject(x.candidate.title, out):
+        out = f"{subject}: {_clauses(task, x, text, room - len(subject) - 2)}"
+    return out
+
+
+def _clauses(task: str, x: Read, text: str, room: int) -> str:
     out = cut_to_clauses(text, _keep_words(task, x), room) or clip(text, room)
     span = x.span_text
     if span and span.lower() in text.lower() and span.lower() not in out.lower():

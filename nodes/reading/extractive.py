@@ -600,8 +600,10 @@ def cut_to_clauses(text: str, keep: set[str], limit: int, whole: bool = False) -
             trial = sorted(kept + [i])
             if len(_join_clauses(parts, trial)) <= limit:
                 kept = trial
-            elif not kept:
-                return "" if whole or limit < MIN_PART_CHARS // 2 else clip(parts[i], limit)
+            elif not kept:  # one clause alone, clipped; "…" before it when the clauses before it are left out
+                if whole or limit < MIN_PART_CHARS // 2:
+                    return ""
+                return f"…{clip(parts[i], limit - 1)}" if i else clip(parts[i], limit)
         if kept:
             return _join_clauses(parts, kept)
     return "" if whole or limit < MIN_PART_CHARS // 2 else clip(text, limit)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saturate.nodes.reading.entities import extract_entities
-from saturate.state.text import STOPWORDS, sentences, words
+from saturate.state.text import STOPWORDS, paragraphs, sentences, words
 
 _ACCENTS = re.compile(r"[\u0300-\u036f]")
 RANKED = re.compile(
@@ -66,13 +66,16 @@ def stems(text: str) -> frozenset[str]:
 
 def split_sentences(text: str) -> list[str]:
     """``state.text.sentences``, with the pieces a split after an abbreviation or initial ("Co.", "J.") or
-    before a parenthesis ("(born 1957) is ...") joined back to the sentence they belong to."""
+    before a parenthesis ("(born 1957) is ...") joined back to the sentence they belong to — within a paragraph:
+    a snippet ending "… as 8,848.86 m." and the page's heading "Mount Everest" after a blank line are two."""
     out: list[str] = []
-    for s in sentences(text):
-        if out and (s[0] == "(" or _ABBREVIATION_END.search(out[-1])):
-            out[-1] = f"{out[-1]} {s}"
-        else:
-            out.append(s)
+    for para in paragraphs(text):
+        start = len(out)
+        for s in sentences(para):
+            if len(out) > start and (s[0] == "(" or _ABBREVIATION_END.search(out[-1])):
+                out[-1] = f"{out[-1]} {s}"
+            else:
+                out.append(s)
     return out
 
 

@@ -7,6 +7,7 @@ from saturate.nodes.reading.answer import (
     LIKELY_PREFIX,
     _append_reads,
     _append_rules,
+    _cut,
     _with_rules,
     chosen_reads,
     compose,
@@ -75,6 +76,19 @@ def test_a_cut_keeps_the_clause_that_holds_the_answer():
     x = read(0, "Ice", text, span=(start, start + len("32 °F")))
     out = compose("What is the freezing point of water in Fahrenheit?", [x])
     assert "32 °F" in out and len(out) <= ANSWER_MAX_CHARS
+
+
+def test_a_cut_that_leaves_out_the_subject_says_whose_sentence_it_is():
+    text = (
+        "Thebes, known to the ancient Egyptians as Waset, was an ancient Egyptian city located along the Nile about "
+        "800 kilometers (500 mi) south of the Mediterranean."
+    )
+    x = read(8, "Thebes, Egypt", text, 0.4)
+    out = _cut("How long is the Nile?", x, text, 60)
+    assert out.startswith("Thebes, Egypt: …was an ancient Egyptian city") and len(out) <= 60, out
+    # a cut that keeps the opening needs no name in front
+    named = _cut("Where was Thebes?", x, text, 60)
+    assert named.startswith("Thebes,") and not named.startswith("Thebes, Egypt:"), named
 
 
 def test_a_likely_answer_says_so_and_stays_within_the_limit():

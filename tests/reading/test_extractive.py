@@ -17,6 +17,15 @@ def test_a_long_sentence_is_cut_to_its_clauses():
     assert len(cut) <= 70 and cut.startswith("The Bubye River") and "Zimbabwe" in cut and "…" in cut
 
 
+def test_a_later_clause_cut_alone_says_that_the_opening_was_left_out():
+    text = (
+        "Thebes, known to the ancient Egyptians as Waset, was an ancient Egyptian city located along the Nile about "
+        "800 kilometers south of the Mediterranean."
+    )
+    cut = cut_to_clauses(text, set(stems("ancient Egyptian city Nile")), 50)
+    assert cut.startswith("…was an ancient Egyptian city") and len(cut) <= 50, cut
+
+
 def test_the_bridge_answer_leads_with_the_waterfall_and_cites_each_sentence():
     answer, cited = extractive_answer(BUBYE, BRIDGE, {})
     assert answer.startswith("Victoria Falls is a waterfall") and cited[0] == 2

@@ -40,6 +40,17 @@ def test_sentences_are_not_split_after_an_abbreviation_or_initials():
     assert split_sentences(text) == ["Dr. Jane Smith joined in 2001.", "The U.S. Army left.", "It rained."]
 
 
+def test_a_sentence_ending_in_an_abbreviation_is_not_joined_across_a_paragraph():
+    """A snippet's last sentence and the page's heading after a blank line are two ("… as 8,848.86 m. Mount
+    Everest" was read and shown as one sentence)."""
+    text = "Its height was measured in 2020 as 8,848.86 m.\n\nMount Everest\n\n(8,849 m) is its rounded height."
+    assert split_sentences(text) == [
+        "Its height was measured in 2020 as 8,848.86 m.",
+        "Mount Everest",
+        "(8,849 m) is its rounded height.",
+    ]
+
+
 def test_stems_drop_stopwords_plurals_and_possessives():
     assert stems("The Rivers of Zimbabwe") == {stem("river"), stem("Zimbabwe")}
     assert stem("Zimbabwe's") == stem("Zimbabwe") and stem("rivers") == stem("river")
