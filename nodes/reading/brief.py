@@ -304,13 +304,9 @@ def _contradictions(sentence: str, d: int, docs: list[tuple[str, str]], sites: l
 def claim_names(title: str, sentence: str) -> frozenset[str]:
     """The names a sentence's claim is about (``names_in``, numbers aside), with its page's subject's where the
     sentence does not name it (``extractive.shows_subject``): a page's description, "President of the United States
-    from 1981 to 1989.", is about the page's subject. A subject counts by its capitalised words when it has two or
-    more ("Theodore Roosevelt", "George W. Bush": a name), else not at all: a one-word title is a name or a kind of
-    thing, which capitals cannot tell ("Reactors" saying "The first nuclear power plant opened in 1951." says what it
-    is about, and contradicts another page's 1954)."""
+    from 1981 to 1989." or "Italian artist and architect (1475–1564).", is about the page's subject — Ronald Reagan,
+    Michelangelo — and not about another page's, whose description says the same with other years."""
     names = names_in(sentence)
     if not shows_subject(title, sentence):
-        capitalised = [w for w in re.findall(r"[^\W\d_][\w'’.-]*", title_subject(title)) if w[0].isupper()]
-        if len(capitalised) >= 2:
-            names |= folded_terms(" ".join(capitalised))
+        names |= folded_terms(title_subject(title))
     return frozenset(w for w in names if not any(c.isdigit() for c in w))

@@ -44,7 +44,7 @@ RESULTS = [
     doc(
         3, "Energy", "Nuclear power is the use of nuclear reactions to produce electricity in reactors. Aurora lights."
     ),
-    doc(4, "Reactors", "The first nuclear power plant opened in 1951 after years of work."),
+    doc(4, "Nuclear reactor", "The first nuclear power plant opened in 1951 after years of work."),
 ]
 PARTS = [
     {"name": "nuclear power", "ask": "nuclear power", "kind": "side"},
@@ -103,6 +103,15 @@ def test_the_same_description_of_two_subjects_with_other_years_is_no_contradicti
     by_source = {s["sources"][0]: s for s in part["sentences"]}
     # nor is a page about another thing with the same years a confirmation of Lincoln's: it does not name him
     assert by_source[2]["status"] == "single source", by_source[2]
+    # a one-word title names its page's subject too: two painters' descriptions are two claims
+    painters = [
+        doc(1, "Michelangelo", "Italian artist and architect (1475–1564)."),
+        doc(2, "Raphael", "Italian painter and architect (1483–1520)."),
+    ]
+    reader = GivenReader({"artist and architect": 0.9, "painter and architect": 0.8})
+    parts = [{"name": "architect", "ask": "architect who painted the ceiling", "kind": "question"}]
+    (part,) = build_brief(reader, "Who painted the Sistine Chapel ceiling?", parts, painters, {}, min_p=0.3)
+    assert [s["status"] for s in part["sentences"]] == ["single source", "single source"], part
     # the other page on Reagan's years says the same of the same man with another year: that is a contradiction
     assert by_source[1]["status"] == "contradicted" and by_source[1]["contradicted_by"] == [3], by_source[1]
 
