@@ -92,6 +92,7 @@ class Answered:
     reader_p: float | None = None  # the reader's confidence (None: the reader did not answer)
     level: str = ""  # the reader's level: answered, likely, not found ("" when the reader did not answer)
     short: str = ""  # the reader's short answer: the answer span of its best sentence, when sure of it
+    span: str = ""  # the answer span of the reader's best sentence, however sure (what the reader read as the value)
 
 
 def check_citations(answer: str, valid: set[int]) -> tuple[str, list[int]]:
@@ -346,7 +347,7 @@ def answer_task(
             notes.append(f"decide model: {error_text(exc)}; extractive answer used")
     # the answer without the model: what the model's may restate or fill in, never overrule
     own: list[str] = []
-    answer, method, reader_p, level, short = "", "extractive", None, "", ""
+    answer, method, reader_p, level, short, span = "", "extractive", None, "", "", ""
     if embeddings is not None and not is_english(task):
         read = crosslingual_answer(embeddings, task, results, pages)
         answer, method, level = read.answer, "reader", read.level
@@ -358,6 +359,7 @@ def answer_task(
     elif reader is not None and verdict is None:
         read = reader_answer(reader, task, results, pages, min_p, confident_p, rules_words=rules_words, meaning=meaning)
         answer, method, level, short = read.answer, "reader", read.level, read.short
+        span = read.reads[0].span_text if read.reads else ""
         own.append(
             f"reader: {read.level}, confidence {read.best_p:.3f} (answered from {max(confident_p, min_p):g}, "
             f"not found below {min_p:g})"
@@ -376,7 +378,7 @@ def answer_task(
         answer = bridged(linker, task, answer, results, pages, rules_words, linker_meaning or meaning)
     value = short if method == "reader" else rules_short
     if said and (answer.startswith(NOT_ANSWERED) or agrees(said, answer, value, task)):
-        answer, method, reader_p, level, short = said, "model", None, "", ""
+        answer, method, reader_p, level, short, span = said, "model", None, "", "", ""
     else:
         if said.startswith(NOT_ANSWERED):
             notes.append("model answer said the sources do not answer: the answer without the model stands")
@@ -393,8 +395,18 @@ def answer_task(
         notes.append(f"answer carried {len(removed)} link(s) that are no retrieved source's: removed")
     if scrub_urls(short, allowed)[1]:  # the reader's span, a link the answer no longer holds: no value
         short = ""
+    if scrub_urls(span, allowed)[1]:
+        span = ""
     return Answered(
-        answer, method, cited_refs(refs, answer), notes, not answer.startswith(NOT_ANSWERED), reader_p, level, short
+        answer,
+        method,
+        cited_refs(refs, answer),
+        notes,
+        not answer.startswith(NOT_ANSWERED),
+        reader_p,
+        level,
+        short,
+        span,
     )
 
 

@@ -253,16 +253,26 @@ def with_overview(answered, brief: list[dict]):
 def shown_slots(chains: list, answered) -> list[dict]:
     """The question's slots as the result shows them. Where the reader's answer stands for the question's one slot,
     the slot's line only when its value is in that answer (a value the answer does not hold is never shown as the
-    answer: "What causes earthquakes?" → not found, the slot "= Andaman"), and none when no value filled it and the
-    answer explains ("an explanation": no slot line says "not found yet" under an answer)."""
+    answer: "What causes earthquakes?" → not found, the slot "= Andaman") and agrees with what the reader read as
+    the value (its best sentence's span, where it has one: "Who painted the Sistine Chapel ceiling?" showed "(a
+    person) = Last Judgment", a name of the same sentence, under the reader's Michelangelo), and none when no value
+    filled it and the answer explains ("an explanation": no slot line says "not found yet" under an answer)."""
     slots = describe(chains)
     if answered.method == "reader" and len(slots) == 1:
         value = str(slots[0].get("value") or "")
         if value and value.casefold() not in answered.answer.casefold():
             return []
+        if value and answered.span and not same_value(value, answered.span):
+            return []
         if not value and answered.answered:
             return []
     return slots
+
+
+def same_value(a: str, b: str) -> bool:
+    """Whether two values name the same thing: one holds the other (case and spaces aside)."""
+    x, y = (" ".join(v.split()).casefold() for v in (a, b))
+    return bool(x and y) and (x in y or y in x)
 
 
 def multilingual_reader(context: Context, settings: Settings, task: str):

@@ -497,3 +497,21 @@ def test_a_model_that_does_not_plan_leaves_the_search_as_it_is_without_a_model(h
     assert plans.debug["model_calls"] > writes.debug["model_calls"]
     assert session_state("plans")["planned_queries"][1:], "the model's own queries, planned"
     assert search_of("plans") != search_of("bare")
+
+
+def test_the_slot_line_is_shown_only_where_it_agrees_with_what_the_reader_read():
+    """A one-slot question the reader answers: the slot's value is shown only where the reader's best sentence's
+    span names the same thing ("Who painted the Sistine Chapel ceiling?" showed "(a person) = Last Judgment", a name of
+    the reader's own sentence, under its Michelangelo)."""
+    from dataclasses import replace
+
+    from saturate.nodes._answer import Answered
+    from saturate.nodes.decide import same_value, shown_slots
+
+    chains = [{"slots": [{"n": 1, "kind": "person", "value": "Last Judgment", "stable": True}], "text": "x"}]
+    said = "The frescoes, the Sistine Chapel ceiling and The Last Judgment, are both by Michelangelo. [1]"
+    answered = Answered(said, "reader", [], level="likely", span="Michelangelo")
+    assert shown_slots(chains, answered) == []
+    assert [s["value"] for s in shown_slots(chains, replace(answered, span="The Last Judgment"))] == ["Last Judgment"]
+    assert [s["value"] for s in shown_slots(chains, replace(answered, span=""))] == ["Last Judgment"]  # no span read
+    assert same_value("Mali", "Republic of Mali") and not same_value("Mali", "Niger") and not same_value("", "Mali")
