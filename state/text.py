@@ -57,9 +57,14 @@ def paragraphs(text: str) -> list[str]:
     return [p for p in (" ".join(x.split()) for x in re.split(r"\n\s*\n|\n(?=[-*•] )", text or "")) if p]
 
 
+def paragraph_sentences(paragraph: str) -> list[str]:
+    """The sentences of one paragraph of ``paragraphs``."""
+    return [s.strip() for s in _SENT.split(paragraph) if s.strip()]
+
+
 def sentences(text: str) -> list[str]:
     """Split prose into sentences (good enough for extractive merging)."""
-    return [s.strip() for para in paragraphs(text) for s in _SENT.split(para) if s.strip()]
+    return [s for para in paragraphs(text) for s in paragraph_sentences(para)]
 
 
 def overlap(a: str | set[str] | frozenset[str], b: str | set[str] | frozenset[str]) -> float:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from saturate.nodes.reading.entities import extract_entities
-from saturate.state.text import STOPWORDS, paragraphs, sentences, words
+from saturate.state.text import STOPWORDS, paragraph_sentences, paragraphs, words
 
 _ACCENTS = re.compile(r"[\u0300-\u036f]")
 RANKED = re.compile(
@@ -71,7 +71,7 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for para in paragraphs(text):
         start = len(out)
-        for s in sentences(para):
+        for s in paragraph_sentences(para):  # a paragraph is split once
             if len(out) > start and (s[0] == "(" or _ABBREVIATION_END.search(out[-1])):
                 out[-1] = f"{out[-1]} {s}"
             else:
