@@ -35,7 +35,10 @@ from saturate.nodes.reading.chain import parse_chains
 from saturate.nodes.reading.extractive import (
     ANSWER_MAX_CHARS,
     ANSWER_SENTENCES,
+    CUT_ALTERNATIVES,
     NOT_ANSWERED,
+    ChooseCut,
+    clause_texts,
     cut_to_clauses,
     extractive_answer,
     near_duplicate,
@@ -43,7 +46,7 @@ from saturate.nodes.reading.extractive import (
 )
 from saturate.nodes.reading.page_names import mentions, names, page_name
 from saturate.nodes.reading.question import stems, title_subject
-from saturate.nodes.reading.reader import Read, Reader, candidates
+from saturate.nodes.reading.reader import Candidate, Read, Reader, candidates
 from saturate.state.text import clip
 
 SUPPORT_SHARE = 0.5  # a further sentence needs p >= this share of the best one's
@@ -175,15 +178,50 @@ def _keep_words(task: str, x: Read) -> set[str]:
     return set(stems(x.span_text)) | set(stems(task)) if x.span_text else set(stems(task))
 
 
-def _cut(task: str, x: Read, text: str, room: int) -> str:
+def _cut(task: str, x: Read, text: str, room: int, reader: Reader | None = None) -> str:
     """``text`` within ``room``, its clauses around the answer span kept: a cut that would lose the span keeps the
     clauses holding the span's words only. A cut that left out the sentence's opening, and with it the name of
     what it is about, says whose it is ("Thebes, Egypt: …was an ancient Egyptian city located along…", not "was an
-    ancient Egyptian city located along…"), as the extractive rules' cuts do."""
-    out = _clauses(task, x, text, room)
+    ancient Egyptian city located along…"), as the extractive rules' cuts do.
+
+    With ``reader``, the cut is the one the reader reads as answering best: beside the cut by the question's words,
+    each clause's own cut (that clause first, then what fits) is read, and the best-scored one is kept, the cut by
+    words winning a tie. The question's words do not say which clause answers: "What is the freezing point of water
+    in Fahrenheit?" kept Ice's "Ice is water that is frozen into a solid state…" (water, frozen) and cut away
+    "…typically forming at or below temperatures of 0 °C, 32 °F, or 273.15 K.", which the reader scores higher
+    (issue 42, item 8). A cut that keeps the span stays one that keeps it."""
+    out = _named(x, text, room, lambda r: _clauses(task, x, text, r))
+    if reader is None or len(text) <= room:
+        return out
+    span = x.span_text.lower()
+    alts = [out]
+    for part in clause_texts(text)[:CUT_ALTERNATIVES]:
+        keep = set(stems(part))
+        alt = _named(x, text, room, lambda r, keep=keep: cut_to_clauses(text, keep, r))
+        if alt and alt not in alts and (not span or span not in out.lower() or span in alt.lower()):
+            alts.append(alt)
+    return reader_cut(reader, task)(x.candidate.title, alts)
+
+
+def reader_cut(reader: Reader, task: str) -> ChooseCut:
+    """Which of a sentence's cuts to show: the one ``reader`` scores as answering ``task`` best, the first (the cut
+    by the question's words) winning a tie. For ``_cut`` and the extractive rules' cuts (``choose_cut``)."""
+
+    def choose(title: str, cuts: list[str]) -> str:
+        if len(cuts) <= 1:
+            return cuts[0] if cuts else ""
+        reads = reader.read(task, [Candidate(0, 0, title, c) for c in cuts])
+        return cuts[max(range(len(cuts)), key=lambda i: (reads[i].score, -i))]
+
+    return choose
+
+
+def _named(x: Read, text: str, room: int, cut: Callable[[int], str]) -> str:
+    """``cut(room)``, and "Subject: " before it where it leaves out the opening that names its subject."""
+    out = cut(room)
     subject = title_subject(x.candidate.title)
     if out.startswith("…") and subject and not shows_subject(x.candidate.title, out):
-        out = f"{subject}: {_clauses(task, x, text, room - len(subject) - 2)}"
+        out = f"{subject}: {cut(room - len(subject) - 2)}"
     return out
 
 
@@ -223,9 +261,12 @@ def chosen_reads(reads: Sequence[Read]) -> list[Read]:
     return chosen
 
 
-def compose(task: str, chosen: Sequence[Read], prefix: str = "", limit: int = ANSWER_MAX_CHARS) -> str:
+def compose(
+    task: str, chosen: Sequence[Read], prefix: str = "", limit: int = ANSWER_MAX_CHARS, reader: Reader | None = None
+) -> str:
     """The chosen sentences as the answer, each cited, within ``limit`` (the prefix included): the supporting
-    sentences cut first, then left out, the last first; the lead cut around its answer span last."""
+    sentences cut first, then left out, the last first; the lead cut around its answer span last; with ``reader``,
+    each cut the one it reads as answering best (``_cut``)."""
     parts = [(x, _render(x)) for x in chosen]
     head = f"{prefix} " if prefix else ""
 
@@ -240,14 +281,14 @@ def compose(task: str, chosen: Sequence[Read], prefix: str = "", limit: int = AN
             if room < SUPPORT_MIN_CHARS:  # a stub of a sentence ("Photosynthetic organisms store the…") says nothing
                 parts.pop(i)
                 continue
-            parts[i] = (x, _cut(task, x, t, max(MIN_PART_CHARS, room)))
+            parts[i] = (x, _cut(task, x, t, max(MIN_PART_CHARS, room), reader))
         i += 1
     while len(parts) > 1 and size() > limit:
         parts.pop()
     if size() > limit:
         x, t = parts[0]
         room = limit - len(head) - len(f" [{x.candidate.doc + 1}]") - 1
-        parts[0] = (x, _cut(task, x, t, room))
+        parts[0] = (x, _cut(task, x, t, room, reader))
     return head + " ".join(f"{t} [{x.candidate.doc + 1}]" for x, t in parts)
 
 
@@ -264,27 +305,28 @@ def reader_answer(
 ) -> ReaderAnswer:
     reads = read_results(reader, task, results, pages, meaning)
     conf = confidence(reader, reads)
+    choose = reader_cut(reader, task)  # the rules' cuts too are the ones the reader reads as answering best
     if not reads or conf < min_p:
         long = with_rules and long_question(task, rules_words)
-        rules = extractive_answer(task, results, pages)[0] if long else NOT_ANSWERED
+        rules = extractive_answer(task, results, pages, choose_cut=choose)[0] if long else NOT_ANSWERED
         answer = _rules_first(task, rules, rules_words, LIKELY_PREFIX)
         if answer:  # a rules' sentence fits: given as likely, not "not found"
             return ReaderAnswer(answer, cited_numbers(answer), conf, True, "likely", "", reads, by_rules=True)
         return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
-    rules = extractive_answer(task, results, pages)[0] if with_rules else NOT_ANSWERED
+    rules = extractive_answer(task, results, pages, choose_cut=choose)[0] if with_rules else NOT_ANSWERED
     prefix = LIKELY_PREFIX if level == "likely" else ""
     lead = _rules_first(task, rules, rules_words, prefix)
     if lead:
         # a long question: the rules' sentences lead (they link a page to the page it names), the reader's follow
         answer = _append_reads(lead, chosen, prefix)
     elif level == "likely":
-        answer = compose(task, chosen, LIKELY_PREFIX)
+        answer = compose(task, chosen, LIKELY_PREFIX, reader=reader)
         if not rules.startswith(NOT_ANSWERED):  # after the reader's sentences, the rules' where room is left
             answer = _append_rules(answer, rules, LIKELY_PREFIX)
     else:
-        answer = compose(task, chosen)
+        answer = compose(task, chosen, reader=reader)
         if not rules.startswith(NOT_ANSWERED):
             answer = _with_rules(answer, chosen[0], rules)
     best = reads[0]

@@ -106,6 +106,9 @@ RELEVANCE_WEIGHT = 0.15  # the source's relevance relative to the best (rule 4)
 SUPERLATIVE_WEIGHT = 0.3  # the task's superlative right before its noun ("the longest river"; rule 3)
 MIN_SENTENCE_CHARS = 20
 MIN_PART_CHARS = 60  # a later sentence is left out rather than cut shorter than this
+CUT_ALTERNATIVES = 8  # a cut sentence's clauses whose own cuts are offered to ``choose_cut``, at most
+# (title, the cuts of one sentence, the first the cut by the task's words) -> the cut to show
+ChooseCut = Callable[[str, list[str]], str]
 PASSING_LINK = 0.85  # a bridge the sentence mentions in passing; 1.0 when it is the sentence's source's title
 
 
@@ -152,8 +155,14 @@ class _Extractive:
     """The extractive answer of one task over its accepted results (see the module docstring)."""
 
     def __init__(
-        self, task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], verdict: bool | None = None
+        self,
+        task: str,
+        results: Sequence[Mapping[str, Any]],
+        pages: dict[str, str],
+        verdict: bool | None = None,
+        choose_cut: ChooseCut | None = None,
     ):
+        self.choose_cut = choose_cut  # which of a sentence's cuts to show (``extractive_answer``)
         self.verdict = verdict  # a yes/no comparison's answer (``reading.slots.yes_no``), None otherwise
         self.task = task
         self.task_low = task.lower()
@@ -384,9 +393,17 @@ class _Extractive:
             s, text = parts[i]
             target = max(MIN_PART_CHARS, len(text) - (size() - ANSWER_MAX_CHARS))
             subject = title_subject(self.docs[s.doc].title)
-            short = cut_to_clauses(text, self.keep_words(s)[0], target - len(subject) - 2)
-            if short.startswith("…") and subject and not self.names_subject(replace(s, text=short)):
-                short = f"{subject}: {short}"  # a cut that lost the subject says whose it is
+
+            def named(keep: set[str]) -> str:
+                short = cut_to_clauses(text, keep, target - len(subject) - 2)
+                if short.startswith("…") and subject and not self.names_subject(replace(s, text=short)):
+                    short = f"{subject}: {short}"  # a cut that lost the subject says whose it is
+                return short
+
+            short = named(self.keep_words(s)[0])
+            if short and self.choose_cut is not None:  # each clause's own cut beside it, one chosen by the caller
+                alts = [short] + [named(set(stems(c))) for c in clause_texts(text)[:CUT_ALTERNATIVES]]
+                short = self.choose_cut(self.docs[s.doc].title, list(dict.fromkeys(a for a in alts if a)))
             parts[i] = (s, short or text)
 
         for i in range(1, len(parts)):  # the supporting sentences are cut first ...
@@ -583,13 +600,18 @@ def _drop_parentheses(text: str, keep: set[str]) -> str:
     return re.sub(r"\s+([,;.:])", r"\1", out).strip()
 
 
+def clause_texts(text: str) -> list[str]:
+    """The clauses (and parentheses) ``cut_to_clauses`` cuts ``text`` into."""
+    return [m.group(0).strip() for m in _CLAUSE.finditer(text) if m.group(0).strip()]
+
+
 def cut_to_clauses(text: str, keep: set[str], limit: int, whole: bool = False) -> str:
     """``text`` within ``limit``: its clauses (and parentheses) that carry most words of ``keep``, in their
     order, with "…" where some were left out; a single clause still too long is cut at a word boundary
     (``whole``: "" instead)."""
     if len(text) <= limit:
         return text
-    parts = [m.group(0).strip() for m in _CLAUSE.finditer(text) if m.group(0).strip()]
+    parts = clause_texts(text)
     if len(parts) > 1:
         # the first clause (usually the subject) first when it is short and carries a kept word, then the
         # clauses with most kept words
@@ -621,8 +643,15 @@ def _join_clauses(parts: list[str], kept: list[int]) -> str:
 
 
 def extractive_answer(
-    task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], verdict: bool | None = None
+    task: str,
+    results: Sequence[Mapping[str, Any]],
+    pages: dict[str, str],
+    verdict: bool | None = None,
+    choose_cut: ChooseCut | None = None,
 ) -> tuple[str, list[int]]:
     """The extractive answer (module docstring) and the numbers it cites; ``verdict``: the answer to a yes/no
-    comparison, decided from the alternatives' own pages (``reading.slots.yes_no``), which leads the answer."""
-    return _Extractive(task, results, pages, verdict).answer()
+    comparison, decided from the alternatives' own pages (``reading.slots.yes_no``), which leads the answer;
+    ``choose_cut(title, cuts)``: which of a sentence's cuts to show, where one must be cut — the cut by the task's
+    words first, then each clause's own (the trained reader's choice: ``reading.answer.reader_cut``); without it
+    the first."""
+    return _Extractive(task, results, pages, verdict, choose_cut).answer()

@@ -3,6 +3,8 @@ takes the answer away (issue 42, item 8). The reads are made by hand: what is te
 
 from __future__ import annotations
 
+from typing import cast
+
 from saturate.nodes.reading.answer import (
     LIKELY_PREFIX,
     _append_reads,
@@ -13,7 +15,7 @@ from saturate.nodes.reading.answer import (
     compose,
 )
 from saturate.nodes.reading.extractive import ANSWER_MAX_CHARS
-from saturate.nodes.reading.reader import Candidate, Read
+from saturate.nodes.reading.reader import Candidate, Read, Reader
 
 
 def read(doc: int, title: str, text: str, p: float = 0.5, span: tuple[int, int] | None = None) -> Read:
@@ -123,3 +125,69 @@ def test_a_long_questions_answer_leads_with_the_rules_then_the_readers_sentences
     out = _append_reads(lead, [same, new, long], LIKELY_PREFIX)
     assert out == f"{lead} Corliss Archer is a fictional teenage girl. [1]"
     assert len(out) <= ANSWER_MAX_CHARS
+
+
+ICE = (
+    "Ice is water that is frozen into a solid state, typically forming at or below temperatures of 0 °C, 32 °F, or "
+    "273.15 K. It occurs naturally on Earth, on other planets, in Oort cloud objects, and as interstellar ice."
+)
+FAHRENHEIT = (
+    "Several accounts of how he originally defined his scale exist, but the original paper suggests the lower "
+    "defining point, 0 °F, was established as the freezing temperature of a solution of brine made from a mixture "
+    "of water, ice, and ammonium chloride."
+)
+FREEZING = "What is the freezing point of water in Fahrenheit?"
+
+
+def test_the_rules_cut_a_sentence_as_the_caller_chooses():
+    """The extractive rules offer each sentence they cut to ``choose_cut``: the cut by the task's words first, then
+    each clause's own, none twice; without a chooser they show the first. Here the first leaves out "32 °F"."""
+    from saturate.nodes.reading.extractive import extractive_answer
+
+    results = [
+        {"url": "u1", "title": "Fahrenheit", "snippet": FAHRENHEIT},
+        {"url": "u2", "title": "Ice", "snippet": ICE},
+    ]
+    offered: list[list[str]] = []
+
+    def with_the_value(title: str, cuts: list[str]) -> str:
+        offered.append(cuts)
+        return next((c for c in cuts if "32 °F" in c), cuts[0])
+
+    plain, cited = extractive_answer(FREEZING, results, {})
+    chosen, cited_too = extractive_answer(FREEZING, results, {}, choose_cut=with_the_value)
+    assert [len(set(c)) for c in offered] == [len(c) for c in offered] and len(offered[0]) > 1
+    assert "32 °F" not in offered[0][0] and "32 °F" not in plain  # the cut by the task's words loses it
+    assert "32 °F" in chosen and len(chosen) <= ANSWER_MAX_CHARS and cited == cited_too == [1, 2]
+
+
+class _Scores:
+    """A reader that scores each cut by what it holds (``reader_cut`` asks it only for ``read``)."""
+
+    def __init__(self, value: str = "", ties: bool = False):
+        self.value, self.ties, self.asked = value, ties, []
+
+    def read(self, question, cands):
+        self.asked.append([c.text for c in cands])
+        return [Read(c, 0.5, 0.0 if self.ties else float(self.value in c.text)) for c in cands]
+
+
+def test_a_cut_is_the_one_the_reader_scores_best_and_the_cut_by_words_wins_a_tie():
+    x = read(1, "Ice", ICE)
+    by_words = _cut(FREEZING, x, ICE, 50)
+    assert "273.15 K" not in by_words
+    scores = _Scores("273.15 K")
+    kept = _cut(FREEZING, x, ICE, 50, cast(Reader, scores))
+    assert "273.15 K" in kept and len(kept) <= 50 and kept in scores.asked[0] and scores.asked[0][0] == by_words
+    assert _cut(FREEZING, x, ICE, 50, cast(Reader, _Scores(ties=True))) == by_words
+    assert _cut(FREEZING, x, ICE, 500, cast(Reader, scores)) == ICE and len(scores.asked) == 1  # fits: not read
+
+
+def test_the_session_that_cut_the_answer_away_shows_it(own_home):
+    """Issue 42, item 8, as a user met it on the embedded corpus: the answer's second sentence, the Ice summary, was
+    cut by the extractive rules to "Ice is water that is frozen into a solid state…", without the "32 °F" that
+    answers. The rules' cuts in the reader's answer are now the ones the reader reads as answering best."""
+    from saturate import research
+
+    result = research(FREEZING, seed=1)
+    assert "32 °F" in result.answer and len(result.answer) <= ANSWER_MAX_CHARS, result.answer
