@@ -40,7 +40,7 @@ from saturate.nodes.reading.extractive import (
     ChooseCut,
     clause_texts,
     cut_to_clauses,
-    extractive_answer,
+    extractive_answers,
     near_duplicate,
     shows_subject,
 )
@@ -305,30 +305,40 @@ def reader_answer(
 ) -> ReaderAnswer:
     reads = read_results(reader, task, results, pages, meaning)
     conf = confidence(reader, reads)
-    choose = reader_cut(reader, task)  # the rules' cuts too are the ones the reader reads as answering best
+    # The cuts are the ones the reader reads as answering best (``reader_cut``; the rules' too), where the answer
+    # then cites the same sources as with the cuts by the question's words: a longer cut that leaves no room for a
+    # later sentence loses the page that sentence was for (a multi-hop answer's second page; the brief cites what
+    # the answer cites).
+    choose = reader_cut(reader, task)
     if not reads or conf < min_p:
         long = with_rules and long_question(task, rules_words)
-        rules = extractive_answer(task, results, pages, choose_cut=choose)[0] if long else NOT_ANSWERED
-        answer = _rules_first(task, rules, rules_words, LIKELY_PREFIX)
+        plain, rules = extractive_answers(task, results, pages, choose) if long else ((NOT_ANSWERED, []),) * 2
+        answer = _same_cited(
+            _rules_first(task, rules[0], rules_words, LIKELY_PREFIX),
+            lambda: _rules_first(task, plain[0], rules_words, LIKELY_PREFIX),
+        )
         if answer:  # a rules' sentence fits: given as likely, not "not found"
             return ReaderAnswer(answer, cited_numbers(answer), conf, True, "likely", "", reads, by_rules=True)
         return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
-    rules = extractive_answer(task, results, pages, choose_cut=choose)[0] if with_rules else NOT_ANSWERED
+    plain, rules = extractive_answers(task, results, pages, choose) if with_rules else ((NOT_ANSWERED, []),) * 2
     prefix = LIKELY_PREFIX if level == "likely" else ""
-    lead = _rules_first(task, rules, rules_words, prefix)
-    if lead:
-        # a long question: the rules' sentences lead (they link a page to the page it names), the reader's follow
-        answer = _append_reads(lead, chosen, prefix)
-    elif level == "likely":
-        answer = compose(task, chosen, LIKELY_PREFIX, reader=reader)
-        if not rules.startswith(NOT_ANSWERED):  # after the reader's sentences, the rules' where room is left
-            answer = _append_rules(answer, rules, LIKELY_PREFIX)
-    else:
-        answer = compose(task, chosen, reader=reader)
-        if not rules.startswith(NOT_ANSWERED):
-            answer = _with_rules(answer, chosen[0], rules)
+
+    def build(told: str, cuts: Reader | None) -> str:
+        lead = _rules_first(task, told, rules_words, prefix)
+        if lead:
+            # a long question: the rules' sentences lead (they link a page to the page it names), the reader's follow
+            return _append_reads(lead, chosen, prefix)
+        if level == "likely":
+            out = compose(task, chosen, LIKELY_PREFIX, reader=cuts)
+            if not told.startswith(NOT_ANSWERED):  # after the reader's sentences, the rules' where room is left
+                out = _append_rules(out, told, LIKELY_PREFIX)
+            return out
+        out = compose(task, chosen, reader=cuts)
+        return out if told.startswith(NOT_ANSWERED) else _with_rules(out, chosen[0], told)
+
+    answer = _same_cited(build(rules[0], reader), lambda: build(plain[0], None))
     best = reads[0]
     short = best.span_text if level == "answered" and best.span_p >= SHORT_MIN_SPAN_P else ""
     return ReaderAnswer(answer, cited_numbers(answer), conf, True, level, short, reads)
@@ -400,6 +410,13 @@ def long_question(task: str, rules_words: int) -> bool:
     """Whether ``task`` has at least ``rules_words`` content words (stems; 0: never): where the reader reads nothing
     plausible, such a question gets the rules' answer as likely (``reader_rules_words``, docs/reader.md)."""
     return rules_words > 0 and len(stems(task)) >= rules_words
+
+
+def _same_cited(answer: str, plain: Callable[[], str]) -> str:
+    """``answer`` where it cites the same sources, in the same order, as ``plain()`` (the same answer with the cuts
+    by the question's words), ``plain()`` otherwise."""
+    other = plain()
+    return answer if cited_numbers(answer) == cited_numbers(other) else other
 
 
 def _rules_first(task: str, rules: str, rules_words: int, prefix: str) -> str:

@@ -163,6 +163,7 @@ class _Extractive:
         choose_cut: ChooseCut | None = None,
     ):
         self.choose_cut = choose_cut  # which of a sentence's cuts to show (``extractive_answer``)
+        self.plain: tuple[str, list[int]] | None = None  # the answer with the cuts by the task's words (``pack``)
         self.verdict = verdict  # a yes/no comparison's answer (``reading.slots.yes_no``), None otherwise
         self.task = task
         self.task_low = task.lower()
@@ -383,7 +384,19 @@ class _Extractive:
     def pack(self, chosen: list[_Sentence], lead: str = "", names: list[str] | None = None) -> tuple[str, list[int]]:
         """``lead`` and the sentences with their citations within ``ANSWER_MAX_CHARS`` (rule 6): the supporting
         sentences are cut to their clauses with the task's words, the bridge and candidates (not below
-        ``MIN_PART_CHARS``), then left out from the last, and only then is the answer sentence cut."""
+        ``MIN_PART_CHARS``), then left out from the last, and only then is the answer sentence cut. The cuts
+        ``choose_cut`` chooses are shown only where the answer then cites the same sources as with the cuts by the
+        task's words: a longer cut that pushes a later sentence out loses the bridge that sentence was for (a
+        multi-hop answer's second page; hotpotqa's briefs cite what the answer cites)."""
+        plain = self.plain = self._pack(chosen, lead, names, None)
+        if self.choose_cut is None:
+            return plain
+        shown = self._pack(chosen, lead, names, self.choose_cut)
+        return shown if shown[1] == plain[1] else plain
+
+    def _pack(
+        self, chosen: list[_Sentence], lead: str, names: list[str] | None, choose_cut: ChooseCut | None
+    ) -> tuple[str, list[int]]:
         parts = [(s, self.render(s, (names or [])[i] if names else "")) for i, s in enumerate(chosen)]
 
         def size() -> int:
@@ -401,9 +414,9 @@ class _Extractive:
                 return short
 
             short = named(self.keep_words(s)[0])
-            if short and self.choose_cut is not None:  # each clause's own cut beside it, one chosen by the caller
+            if short and choose_cut is not None:  # each clause's own cut beside it, one chosen by the caller
                 alts = [short] + [named(set(stems(c))) for c in clause_texts(text)[:CUT_ALTERNATIVES]]
-                short = self.choose_cut(self.docs[s.doc].title, list(dict.fromkeys(a for a in alts if a)))
+                short = choose_cut(self.docs[s.doc].title, list(dict.fromkeys(a for a in alts if a)))
             parts[i] = (s, short or text)
 
         for i in range(1, len(parts)):  # the supporting sentences are cut first ...
@@ -655,3 +668,13 @@ def extractive_answer(
     words first, then each clause's own (the trained reader's choice: ``reading.answer.reader_cut``); without it
     the first."""
     return _Extractive(task, results, pages, verdict, choose_cut).answer()
+
+
+def extractive_answers(
+    task: str, results: Sequence[Mapping[str, Any]], pages: dict[str, str], choose_cut: ChooseCut
+) -> tuple[tuple[str, list[int]], tuple[str, list[int]]]:
+    """(the extractive answer with the cuts by the task's words, with ``choose_cut``'s cuts) from one reading, for
+    a caller that keeps the second only where what it builds from it cites the same (``reading.answer``)."""
+    e = _Extractive(task, results, pages, None, choose_cut)
+    shown = e.answer()
+    return e.plain or shown, shown

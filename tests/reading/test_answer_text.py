@@ -161,6 +161,25 @@ def test_the_rules_cut_a_sentence_as_the_caller_chooses():
     assert "32 °F" in chosen and len(chosen) <= ANSWER_MAX_CHARS and cited == cited_too == [1, 2]
 
 
+def test_a_chosen_cut_never_changes_what_the_answer_cites():
+    """A cut ``choose_cut`` prefers is shown only where the answer still cites the sources the cuts by the task's
+    words let it cite: here a chooser whose cut is too long to leave room for the next sentence gets the plain
+    answer back (in hotpotqa, such a cut pushed out the sentence of a multi-hop answer's second page)."""
+    from saturate.nodes.reading.extractive import extractive_answer
+
+    results = [
+        {"url": "u1", "title": "Fahrenheit", "snippet": FAHRENHEIT},
+        {"url": "u2", "title": "Ice", "snippet": ICE},
+    ]
+    plain = extractive_answer(FREEZING, results, {})
+    assert plain[1] == [1, 2]
+
+    def too_long(title: str, cuts: list[str]) -> str:
+        return max(cuts, key=len) + " " + "and so on " * 30
+
+    assert extractive_answer(FREEZING, results, {}, choose_cut=too_long) == plain
+
+
 class _Scores:
     """A reader that scores each cut by what it holds (``reader_cut`` asks it only for ``read``)."""
 
@@ -191,3 +210,30 @@ def test_the_session_that_cut_the_answer_away_shows_it(own_home):
 
     result = research(FREEZING, seed=1)
     assert "32 °F" in result.answer and len(result.answer) <= ANSWER_MAX_CHARS, result.answer
+
+
+def test_a_cut_the_reader_prefers_never_changes_what_the_answer_cites(monkeypatch):
+    """The reader's choice of cuts (in its own sentences and in the rules' that follow them) is kept only where the
+    answer then cites what the cuts by the question's words let it cite. Here the rules' cut of the Ice sentence
+    fits their own answer but not after the reader's sentence and the "likely" prefix: the answer is the one with
+    the cuts by the question's words, Ice still cited (in hotpotqa such a cut pushed out a multi-hop answer's second
+    page, which the brief then did not cite)."""
+    from saturate.nodes.reading import answer as reading_answer
+    from saturate.nodes.reading.reader import shipped_reader
+
+    results = [
+        {
+            "url": "u1",
+            "title": "Fahrenheit",
+            "snippet": FAHRENHEIT + " It was proposed in 1724 by the physicist Daniel Gabriel Fahrenheit.",
+        },
+        {"url": "u2", "title": "Ice", "snippet": ICE},
+    ]
+
+    def answer(pick):
+        monkeypatch.setattr(reading_answer, "reader_cut", lambda reader, task: pick)
+        return reading_answer.reader_answer(shipped_reader(), FREEZING, results, {}, 0.06, 0.3)
+
+    by_words = answer(lambda title, cuts: cuts[0])
+    assert by_words.cited == [1, 2]
+    assert answer(lambda title, cuts: (cuts[0] + " so" * 60)[:100]).answer == by_words.answer
