@@ -309,20 +309,21 @@ def reader_answer(
     # then cites the same sources as with the cuts by the question's words: a longer cut that leaves no room for a
     # later sentence loses the page that sentence was for (a multi-hop answer's second page; the brief cites what
     # the answer cites).
-    choose = reader_cut(reader, task)
-    if not reads or conf < min_p:
-        long = with_rules and long_question(task, rules_words)
-        plain, rules = extractive_answers(task, results, pages, choose) if long else ((NOT_ANSWERED, []),) * 2
+    confident = bool(reads) and conf >= min_p
+    if with_rules and (confident or long_question(task, rules_words)):
+        plain, rules = extractive_answers(task, results, pages, reader_cut(reader, task))
+    else:
+        plain = rules = (NOT_ANSWERED, [])
+    if not confident:
         answer = _same_cited(
             _rules_first(task, rules[0], rules_words, LIKELY_PREFIX),
-            lambda: _rules_first(task, plain[0], rules_words, LIKELY_PREFIX),
+            _rules_first(task, plain[0], rules_words, LIKELY_PREFIX),
         )
         if answer:  # a rules' sentence fits: given as likely, not "not found"
             return ReaderAnswer(answer, cited_numbers(answer), conf, True, "likely", "", reads, by_rules=True)
         return ReaderAnswer(not_found(task, results), [], conf, False, "not found", "", reads)
     level: Level = "answered" if conf >= max(confident_p, min_p) else "likely"
     chosen = chosen_reads(reads)
-    plain, rules = extractive_answers(task, results, pages, choose) if with_rules else ((NOT_ANSWERED, []),) * 2
     prefix = LIKELY_PREFIX if level == "likely" else ""
 
     def build(told: str, cuts: Reader | None) -> str:
@@ -338,7 +339,7 @@ def reader_answer(
         out = compose(task, chosen, reader=cuts)
         return out if told.startswith(NOT_ANSWERED) else _with_rules(out, chosen[0], told)
 
-    answer = _same_cited(build(rules[0], reader), lambda: build(plain[0], None))
+    answer = _same_cited(build(rules[0], reader), build(plain[0], None))
     best = reads[0]
     short = best.span_text if level == "answered" and best.span_p >= SHORT_MIN_SPAN_P else ""
     return ReaderAnswer(answer, cited_numbers(answer), conf, True, level, short, reads)
@@ -412,11 +413,10 @@ def long_question(task: str, rules_words: int) -> bool:
     return rules_words > 0 and len(stems(task)) >= rules_words
 
 
-def _same_cited(answer: str, plain: Callable[[], str]) -> str:
-    """``answer`` where it cites the same sources, in the same order, as ``plain()`` (the same answer with the cuts
-    by the question's words), ``plain()`` otherwise."""
-    other = plain()
-    return answer if cited_numbers(answer) == cited_numbers(other) else other
+def _same_cited(answer: str, plain: str) -> str:
+    """``answer`` where it cites the same sources, in the same order, as ``plain`` (the same answer with the cuts by
+    the question's words), ``plain`` otherwise."""
+    return answer if cited_numbers(answer) == cited_numbers(plain) else plain
 
 
 def _rules_first(task: str, rules: str, rules_words: int, prefix: str) -> str:
